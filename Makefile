@@ -1,0 +1,117 @@
+# cpo: one non-recursive Makefile.
+#
+# Each room (alpha/, image/, ...) compiles its *.c into one static library,
+# build/lib/libcpo_<room>.a.  Each tool is a folder tools/<name>/ whose *.c
+# link against the rooms into build/bin/<name>.  The same sources are built a
+# second time under AddressSanitizer and UndefinedBehaviorSanitizer into
+# build/asan/ for the unit tests.
+
+CC      ?= gcc
+PREFIX  ?= /usr/local
+BUILD   ?= build
+
+# Rooms in link order: a room may use only the rooms after it.
+ROOMS   := service rewriter optimizer estimator cfg profdb collector machine image alpha
+
+WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+CSTD    := -std=gnu11
+CPPFLAGS_ALL := -I. -D_GNU_SOURCE
+OPT     ?= -O2 -g
+CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) $(CPPFLAGS_ALL) $(CFLAGS)
+SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# libbfd-multiarch reads Alpha objects (Debian's plain libbfd knows only the host).
+LIBS    := -lelf -lbfd-multiarch -lzstd -lz -lpthread -lm
+
+ALPHA_CC ?= alpha-linux-gnu-gcc
+
+room_srcs = $(wildcard $(1)/*.c)
+ALL_ROOM_SRCS := $(foreach r,$(ROOMS),$(call room_srcs,$(r)))
+ROOM_LIBS     := $(foreach r,$(ROOMS),$(if $(call room_srcs,$(r)),$(BUILD)/lib/libcpo_$(r).a))
+ASAN_LIBS     := $(foreach r,$(ROOMS),$(if $(call room_srcs,$(r)),$(BUILD)/asan/lib/libcpo_$(r).a))
+
+TOOLS   := $(notdir $(patsubst %/,%,$(wildcard tools/*/)))
+TOOL_BINS := $(TOOLS:%=$(BUILD)/bin/%)
+
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
+FUZZERS   := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+
+.PHONY: all install test unit unit-asan fuzz bench workloads programs demo clean
+all: $(TOOL_BINS)
+
+# ---- objects and room libraries -------------------------------------------
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/asan/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(SANFLAGS) $(WARN) $(CPPFLAGS_ALL) $(CFLAGS) -MMD -MP -c $< -o $@
+
+define room_rules
+$(BUILD)/lib/libcpo_$(1).a: $(patsubst %.c,$(BUILD)/obj/%.o,$(call room_srcs,$(1)))
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+$(BUILD)/asan/lib/libcpo_$(1).a: $(patsubst %.c,$(BUILD)/asan/obj/%.o,$(call room_srcs,$(1)))
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach r,$(ROOMS),$(if $(call room_srcs,$(r)),$(eval $(call room_rules,$(r)))))
+
+# ---- tools -------------------------------------------------------------
+define tool_rules
+$(BUILD)/bin/$(1): $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/$(1)/*.c)) $(ROOM_LIBS)
+	@mkdir -p $$(dir $$@)
+	$(CC) $(OPT) -o $$@ $$(filter %.o,$$^) $(ROOM_LIBS) $(LIBS)
+endef
+$(foreach t,$(TOOLS),$(eval $(call tool_rules,$(t))))
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(TOOL_BINS) $(DESTDIR)$(PREFIX)/bin/
+
+# ---- unit tests (Criterion), plain and under ASan+UBSan -----------------
+$(BUILD)/tests/unit: $(patsubst %.c,$(BUILD)/obj/%.o,$(UNIT_SRCS)) $(ROOM_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(filter %.o,$^) $(ROOM_LIBS) $(LIBS) -lcriterion
+
+$(BUILD)/asan/tests/unit: $(patsubst %.c,$(BUILD)/asan/obj/%.o,$(UNIT_SRCS)) $(ASAN_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) -fsanitize=address,undefined -o $@ $(filter %.o,$^) $(ASAN_LIBS) $(LIBS) -lcriterion
+
+unit: $(BUILD)/tests/unit
+	$(BUILD)/tests/unit
+unit-asan: $(BUILD)/asan/tests/unit
+	ASAN_OPTIONS=detect_leaks=0 $(BUILD)/asan/tests/unit
+
+# ---- fuzzers (libFuzzer, clang) -----------------------------------------
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 600
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(ALL_ROOM_SRCS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS_ALL) -Wall -Werror \
+	    -o $@ $< $(ALL_ROOM_SRCS) $(LIBS)
+fuzz: $(FUZZERS)
+	for f in $(FUZZERS); do \
+	  mkdir -p $(BUILD)/fuzz/corpus-$$(basename $$f); \
+	  $$f -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus-$$(basename $$f) tests/fuzz/seeds || exit 1; \
+	done
+
+# ---- Alpha programs and workloads ---------------------------------------
+programs:
+	$(MAKE) -C tests/programs ALPHA_CC=$(ALPHA_CC) OUT=$(abspath $(BUILD))/programs
+workloads:
+	scripts/build-workloads.sh $(abspath $(BUILD))/workloads
+
+# ---- whole suite, benchmarks, demo --------------------------------------
+test: all $(BUILD)/tests/unit $(BUILD)/asan/tests/unit $(FUZZERS) programs workloads
+	scripts/run-tests.sh
+bench: all programs workloads
+	scripts/bench.sh
+demo: all programs workloads
+	scripts/demo.sh
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,65 @@
+#!/bin/bash
+# Runs the whole suite after `make test` has built it: the unit tests plain and
+# under ASan+UBSan, a short run of every fuzzer, and every integration test in
+# tests/integration (a script: exit 0 passes, 77 skips, anything else fails).
+# Ends with the line "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+export BUILD
+LOG=$BUILD/test-logs
+mkdir -p "$LOG"
+passed=0 failed=0 skipped=0
+failures=()
+
+# Criterion prints "Synthesis: Tested: T | Passing: P | Failing: F | Crashing: C".
+run_unit() {
+  local name=$1; shift
+  echo "== $name"
+  "$@" 2>&1 | tee "$LOG/$name.log" | grep -E '^\[(----|FAIL)\]|Synthesis' || true
+  local syn p f c
+  syn=$(grep 'Synthesis' "$LOG/$name.log" | tail -1)
+  if [ -z "$syn" ]; then
+    failed=$((failed + 1)); failures+=("$name (no summary)"); return
+  fi
+  p=$(echo "$syn" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')
+  f=$(echo "$syn" | sed -n 's/.*Failing: \([0-9]*\).*/\1/p')
+  c=$(echo "$syn" | sed -n 's/.*Crashing: \([0-9]*\).*/\1/p')
+  passed=$((passed + p)); failed=$((failed + f + c))
+  [ $((f + c)) -eq 0 ] || failures+=("$name: $f failing, $c crashing")
+}
+
+run_unit unit "$BUILD/tests/unit" -j2
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  run_unit unit-asan "$BUILD/asan/tests/unit" -j2
+
+for fz in "$BUILD"/fuzz/*; do
+  [ -x "$fz" ] && [ -f "$fz" ] || continue
+  name=fuzz-$(basename "$fz")
+  corpus=$BUILD/fuzz/corpus-$(basename "$fz")
+  mkdir -p "$corpus"
+  echo "== $name"
+  if "$fz" -max_total_time="${FUZZ_SECONDS:-30}" -rss_limit_mb=2048 "$corpus" tests/fuzz/seeds >"$LOG/$name.log" 2>&1; then
+    passed=$((passed + 1)); echo "ok   $name ($(grep -c . "$LOG/$name.log") log lines)"
+  else
+    failed=$((failed + 1)); failures+=("$name"); tail -30 "$LOG/$name.log"
+  fi
+done
+
+for t in tests/integration/*.sh; do
+  [ -f "$t" ] || continue
+  name=$(basename "$t" .sh)
+  start=$(date +%s)
+  bash "$t" >"$LOG/$name.log" 2>&1
+  rc=$?
+  secs=$(( $(date +%s) - start ))
+  case $rc in
+    0)  passed=$((passed + 1)); echo "ok   $name (${secs}s)";;
+    77) skipped=$((skipped + 1)); echo "skip $name: $(tail -1 "$LOG/$name.log")";;
+    *)  failed=$((failed + 1)); failures+=("$name"); echo "FAIL $name (${secs}s)"; tail -40 "$LOG/$name.log";;
+  esac
+done
+
+for f in "${failures[@]+"${failures[@]}"}"; do echo "failed: $f"; done
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,12 @@
+/* tools/cpo: one file per subcommand, each a thin front end over a library
+ * room.  Every command returns the process exit status: 0 on success, 1 on a
+ * reported error, 2 on a usage error. */
+#ifndef CPO_COMMANDS_H
+#define CPO_COMMANDS_H
+
+int cmd_disasm(int argc, char **argv);   /* cmd_disasm.c: alpha/ + image/ */
+int cmd_syms(int argc, char **argv);     /* cmd_syms.c: image/ symbols */
+int cmd_relocs(int argc, char **argv);   /* cmd_relocs.c: image/ relocations */
+int cmd_info(int argc, char **argv);     /* cmd_info.c: image/ summary */
+
+#endif

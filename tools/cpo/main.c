@@ -1,0 +1,41 @@
+/* cpo: the analysis front end.  Dispatches to one subcommand per file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/cpo/commands.h"
+
+static const struct {
+    const char *name;
+    int (*run)(int, char **);
+    const char *usage;
+} commands[] = {
+    { "disasm", cmd_disasm, "disasm IMAGE [--proc NAME]   disassemble an image or one procedure" },
+    { "info",   cmd_info,   "info IMAGE                   image summary: type, entry, GP, build-id, sections" },
+    { "syms",   cmd_syms,   "syms IMAGE                   symbol table" },
+    { "relocs", cmd_relocs, "relocs IMAGE                 every relocation, by section" },
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: cpo COMMAND [ARGS]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  cpo %s\n", commands[i].usage);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "cpo: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
