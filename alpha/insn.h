@@ -34,6 +34,7 @@ typedef enum {
     RR_IRW,       /* integer register read and written (STx_C) */
     RR_FR,        /* FP register read */
     RR_FW,        /* FP register written */
+    RR_FRW,       /* FP register read and written (FCMOV keeps the old Fc) */
     RR_IGNORED    /* field present but architecturally ignored */
 } alpha_regrole;
 
@@ -104,7 +105,8 @@ enum {
     OPF_NOARG     = 1u << 7,  /* prints no operands (trapb, mb, ...) */
     OPF_FP_CMP    = 1u << 8,
     OPF_PREFETCH  = 1u << 9,  /* FETCH/WH64: Rb used, no Ra */
-    OPF_TRAPS     = 1u << 10  /* may raise an arithmetic trap */
+    OPF_TRAPS     = 1u << 10, /* may raise an arithmetic trap */
+    OPF_NOLIT     = 1u << 11  /* no literal form: a literal word is invalid */
 };
 
 /* How the FP function field's trap and rounding bits may be set, and how
