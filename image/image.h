@@ -134,6 +134,17 @@ const image_symbol *image_symbol_by_name(const image *img, const char *name);
 /* Format "name+0x1c" (or "name") for addr the way objdump labels targets:
  * the nearest preceding symbol in the same section.  false if none. */
 bool image_symbolize(const image *img, uint64_t addr, char *buf, size_t size);
+/* The same for a reference made from section `from` (the section being
+ * disassembled; NULL for none): objdump prefers that section's symbols. */
+bool image_symbolize_from(const image *img, uint64_t addr, const image_section *from,
+                          char *buf, size_t size);
+
+/* How img->gp was found ("_gp symbol", "GPDISP pair at the entry point",
+ * ...; docs/image.md), NULL when has_gp is false.  image_gp_count is the
+ * number of distinct GP values the image's GPDISP pairs compute (more than
+ * one when the linker made several GOTs; 0 without relocations). */
+const char *image_gp_source(const image *img);
+size_t image_gp_count(const image *img);
 
 /* True when the image carries static relocations for its text
  * (linked with --emit-relocs).  image_require_relocs fills err with
@@ -150,7 +161,10 @@ bool image_source_line(image *img, uint64_t addr, const char **file,
 /* Name of a relocation type ("GPDISP"), or NULL if unknown. */
 const char *image_reloc_name(uint32_t type);
 
-/* R_ALPHA_* numbers (alpha-facts.md, binutils include/elf/alpha.h). */
+/* R_ALPHA_* numbers (alpha-facts.md, binutils include/elf/alpha.h).
+ * glibc's <elf.h> defines most of them as macros; when it came first, the
+ * enum would not compile, so only the two it lacks are added. */
+#ifndef R_ALPHA_NONE
 enum {
     R_ALPHA_NONE = 0, R_ALPHA_REFLONG = 1, R_ALPHA_REFQUAD = 2,
     R_ALPHA_GPREL32 = 3, R_ALPHA_LITERAL = 4, R_ALPHA_LITUSE = 5,
@@ -164,5 +178,9 @@ enum {
     R_ALPHA_DTPREL16 = 36, R_ALPHA_GOTTPREL = 37, R_ALPHA_TPREL64 = 38,
     R_ALPHA_TPRELHI = 39, R_ALPHA_TPRELLO = 40, R_ALPHA_TPREL16 = 41
 };
+#else
+#define R_ALPHA_BRSGP  28
+#define R_ALPHA_TLSLDM 30
+#endif
 
 #endif
