@@ -122,4 +122,4 @@ demo: all programs workloads
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/asan/obj -name '*.d' -type f 2>/dev/null)
