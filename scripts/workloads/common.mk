@@ -1,0 +1,23 @@
+# Shared settings for the workload makefiles in this folder.  Each is run as
+#   make -f scripts/workloads/NAME.mk SRC=<unpacked source> OBJ=<object dir> BIN=<bin dir>
+# and builds BIN/<name> (dynamic) and BIN/<name>-static from one set of
+# objects.  Objects are not PIC: gcc for Alpha does not make PIE by default,
+# so the same objects link either way.
+
+ALPHA_CC ?= alpha-linux-gnu-gcc
+CC       := $(ALPHA_CC)
+CFLAGS   := -O2 -g
+LDFLAGS  := -Wl,--emit-relocs
+
+ifndef SRC
+$(error SRC (the unpacked source directory) is not set)
+endif
+ifndef OBJ
+$(error OBJ (the object directory) is not set)
+endif
+ifndef BIN
+$(error BIN (the output directory) is not set)
+endif
+
+# object for a source path relative to SRC
+obj_of = $(patsubst %.c,$(OBJ)/%.o,$(1))
