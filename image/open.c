@@ -164,6 +164,13 @@ static bool check_tables(const uint8_t *b, size_t size, const char *name, image_
     return true;
 }
 
+static bool shnum_in_header(const image *img)
+{
+    Elf64_Ehdr eh;
+    memcpy(&eh, img->file, sizeof eh);
+    return eh.e_shnum != 0;
+}
+
 static bool read_sections(image *img, Elf *elf, size_t shnum, size_t shstrndx, image_error *err)
 {
     const char *name = img->path;
@@ -188,15 +195,24 @@ static bool read_sections(image *img, Elf *elf, size_t shnum, size_t shstrndx, i
         s->link = sh.sh_link;
         s->info = sh.sh_info;
         s->name = "";
-        if (i == 0 || sh.sh_type == SHT_NULL)
+        if (i == 0) {
+            /* Only a sizeless placeholder, but libbfd checks it too; its
+             * size is the section count under extended numbering. */
+            if (!in_file(sh.sh_offset, shnum_in_header(img) ? sh.sh_size : 0, img->file_size))
+                return img_fail(err, IMG_ETRUNC, name, "section 0: offset 0x%llx lies past the end of the file (%zu bytes)",
+                                (unsigned long long)sh.sh_offset, img->file_size);
             continue;
+        }
+        /* Inactive (SHT_NULL) entries are checked too: libbfd, which reads
+         * the same file for source lines, warns about them on stderr. */
         if (sh.sh_type != SHT_NOBITS) {
             if (!in_file(sh.sh_offset, sh.sh_size, img->file_size))
                 return img_fail(err, IMG_ETRUNC, name,
                                 "section %zu: data at 0x%llx+0x%llx lies past the end of the file (%zu bytes)",
                                 i, (unsigned long long)sh.sh_offset, (unsigned long long)sh.sh_size,
                                 img->file_size);
-            s->data = img->file + sh.sh_offset;
+            if (sh.sh_type != SHT_NULL)
+                s->data = img->file + sh.sh_offset;
         }
     }
     /* Names need the name table itself checked first. */
@@ -233,11 +249,14 @@ static bool read_segments(image *img, Elf *elf, size_t phnum, image_error *err)
             return img_fail(err, IMG_ECORRUPT, img->path, "cannot read program header %zu: %s", i, elf_errmsg(-1));
         image_segment *g = &img->segments[i];
         *g = (image_segment){ ph.p_type, ph.p_flags, ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_memsz, ph.p_align };
+        if (!in_file(ph.p_offset, ph.p_filesz, img->file_size))
+            return img_fail(err, IMG_ETRUNC, img->path,
+                            "program header %zu: contents at 0x%llx+0x%llx lie past the end of the file (%zu bytes)",
+                            i, (unsigned long long)ph.p_offset, (unsigned long long)ph.p_filesz, img->file_size);
+        if (ph.p_align & (ph.p_align - 1))
+            return img_fail(err, IMG_ECORRUPT, img->path, "program header %zu: alignment 0x%llx is not a power of two",
+                            i, (unsigned long long)ph.p_align);
         if (ph.p_type == PT_INTERP && !img->interp) {
-            if (!in_file(ph.p_offset, ph.p_filesz, img->file_size))
-                return img_fail(err, IMG_ETRUNC, img->path,
-                                "interpreter name at 0x%llx+0x%llx lies past the end of the file",
-                                (unsigned long long)ph.p_offset, (unsigned long long)ph.p_filesz);
             const char *p = (const char *)img->file + ph.p_offset;
             img->interp = strndup(p, ph.p_filesz);
             if (!img->interp)

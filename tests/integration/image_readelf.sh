@@ -13,7 +13,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
-CPO=$BUILD/bin/cpo
+CPO=${CPO:-$BUILD/bin/cpo}
 READELF=${READELF:-alpha-linux-gnu-readelf}
 OBJDUMP=${OBJDUMP:-alpha-linux-gnu-objdump}
 [ -x "$CPO" ] || { echo "$CPO not built"; exit 1; }
