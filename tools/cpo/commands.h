@@ -8,5 +8,7 @@ int cmd_disasm(int argc, char **argv);   /* cmd_disasm.c: alpha/ + image/ */
 int cmd_syms(int argc, char **argv);     /* cmd_syms.c: image/ symbols */
 int cmd_relocs(int argc, char **argv);   /* cmd_relocs.c: image/ relocations */
 int cmd_info(int argc, char **argv);     /* cmd_info.c: image/ summary */
+int cmd_cfg(int argc, char **argv);      /* cmd_cfg.c: cfg/ */
+int cmd_addrmap(int argc, char **argv);  /* cmd_addrmap.c: rewriter/ address map */
 
 #endif

@@ -12,6 +12,8 @@ static const struct {
     { "disasm", cmd_disasm, "disasm IMAGE [--proc NAME]   disassemble an image or one procedure" },
     { "info",   cmd_info,   "info IMAGE                   image summary: type, entry, GP, build-id, sections" },
     { "syms",   cmd_syms,   "syms IMAGE                   symbol table" },
+    { "cfg",    cmd_cfg,    "cfg IMAGE [--proc NAME] [--dot] control-flow graph of a procedure, or a summary" },
+    { "addrmap", cmd_addrmap, "addrmap IMAGE [ADDR]        original address of ADDR in a rewritten image, or the map" },
     { "relocs", cmd_relocs, "relocs IMAGE                 every relocation, by section" },
 };
 

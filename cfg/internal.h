@@ -1,0 +1,70 @@
+/*
+ * cfg/internal.h: what the cfg/ files share.
+ */
+#ifndef CFG_INTERNAL_H
+#define CFG_INTERNAL_H
+
+#include "alpha/insn.h"
+#include "cfg/cfg.h"
+
+/* How an address inside code came to be referred to. */
+typedef enum {
+    REF_BRANCH,   /* PC-relative branch (not BSR) */
+    REF_CALL,     /* BSR */
+    REF_DATA,     /* REFQUAD/REFLONG stored in data */
+    REF_TABLE32,  /* GPREL32 stored in data (switch tables) */
+    REF_ADDR,     /* address built in code (GPRELLOW, GPREL16, LITERAL) */
+    REF_SYM,      /* a symbol inside another procedure */
+    REF_ENTRY     /* e_entry, DT_INIT, DT_FINI */
+} cfg_refkind;
+
+typedef struct cfg_ref {
+    uint64_t target;
+    uint64_t source;     /* where the reference sits (0 for REF_ENTRY) */
+    uint8_t  kind;
+} cfg_ref;
+
+/* Padding the linker and assembler put between and inside procedures. */
+#define ALPHA_NOP   0x47ff041fu   /* bis $31,$31,$31 */
+#define ALPHA_UNOP  0x2ffe0000u   /* ldq_u $31,0($sp) */
+static inline bool cfg_is_pad(uint32_t w)
+{
+    return w == ALPHA_NOP || w == ALPHA_UNOP;
+}
+
+/* True for an instruction after which control never falls through. */
+static inline bool cfg_ends_flow(const alpha_insn *in)
+{
+    switch (alpha_flow_of(in)) {
+    case FLOW_BRANCH: case FLOW_JUMP: case FLOW_RETURN: case FLOW_COROUTINE:
+        return true;
+    default:
+        return in->op == NULL;
+    }
+}
+
+/* Jump-table resolution (cfg/tables.c).  insns are the procedure's decoded
+ * words, blocks/edges the graph so far (without table edges).  On success
+ * fills *t (one table per call; a jump with several is rare and resolved
+ * through `more`) and returns true. */
+typedef struct cfg_slice_ctx {
+    const cfg_program *prog;
+    const cfg_proc *f;
+    const alpha_insn *insns;     /* insns[(addr - f->start) / 4] */
+} cfg_slice_ctx;
+
+size_t cfg_find_tables(const cfg_slice_ctx *cx, uint32_t block,
+                       uint64_t *tables, size_t max);
+/* Entries of the table at addr whose targets lie in f; 0 if none.  Stops
+ * at `stop` (another table's start) when it is above addr. */
+uint32_t cfg_table_extent(const cfg_program *prog, const cfg_proc *f,
+                          uint64_t addr, uint64_t stop, uint32_t *entsize);
+/* Target of entry k of a table used by f. */
+uint64_t cfg_table_entry(const cfg_program *prog, const cfg_proc *f, uint64_t addr,
+                         uint32_t entsize, uint32_t k);
+
+/* Recompute relocation targets from the fields (cfg/targets.c); needs the
+ * procedures and their GP values. */
+void cfg_resolve_targets(cfg_program *p);
+
+#endif

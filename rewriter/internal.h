@@ -1,0 +1,120 @@
+/*
+ * rewriter/internal.h: the state the rewriter's files share.
+ *
+ * rewrite.c drives: it checks the plan, lays out the blocks, emits the new
+ * code and patches what refers to code; ehframe.c regenerates the unwind
+ * tables; elfout.c writes the file.  All addresses are virtual; `out` is the
+ * output file being built (a copy of the input, patched, then extended).
+ */
+#ifndef REWRITER_INTERNAL_H
+#define REWRITER_INTERNAL_H
+
+#include "alpha/insn.h"
+#include "rewriter/addrmap.h"
+#include "rewriter/rewrite.h"
+
+#define ALPHA_NOP_WORD  0x47ff041fu   /* bis $31,$31,$31 */
+#define ALPHA_BR_WORD   0xc3e00000u   /* br $31,.+4 */
+/* call_pal bugchk: traps in user mode (SIGTRAP); what check mode writes
+ * over moved code so a stale reference faults at once. */
+#define ALPHA_TRAP_WORD 0x00000081u
+
+typedef struct rw_item {        /* one block, as emitted */
+    uint32_t proc, block;
+    uint32_t align;             /* requested alignment (0 = none) */
+    bool cold;
+    bool invert;                /* emit the final branch inverted */
+    bool drop;                  /* drop the final BR */
+    bool addbr;                 /* append `br brto` */
+    uint64_t brto;              /* original address the added br goes to */
+    uint32_t pad;               /* bytes of padding before the block */
+    uint32_t size;              /* bytes emitted after the padding */
+    uint64_t addr;              /* new address of the first instruction */
+} rw_item;
+
+typedef struct rw_proc {
+    uint8_t reason;             /* rw_reason */
+    char detail[120];
+    const plan_proc *pp;        /* its plan entry, or NULL */
+    uint32_t align;
+    uint64_t hot_start, hot_end, cold_start, cold_end;  /* new ranges */
+} rw_proc;
+
+typedef struct rw_ctx {
+    const image *img;
+    const cfg_program *prog;
+    const plan *pl;
+    const rw_options *opt;
+    rw_stats *st;
+    char *err;
+    size_t errlen;
+
+    rw_proc *procs;             /* parallel to prog->procs */
+    rw_item *items;
+    size_t nitems;
+    uint64_t *inverts;          /* sorted plan inverts */
+    size_t ninverts;
+    bool repin;                 /* a pin was added this round */
+
+    uint64_t code_lo, code_hi;  /* span of the code sections */
+    uint64_t *map;              /* (a - code_lo) / 4 -> new address, 0 */
+
+    uint64_t base;              /* vaddr - offset of the first PT_LOAD */
+    uint64_t seg_addr, seg_off; /* the new segment */
+    size_t phnum;               /* program headers in the output */
+    uint64_t text_addr;
+    size_t text_size;
+    uint8_t *text;
+
+    uint8_t *eh;                /* the new .eh_frame */
+    size_t eh_size;
+    uint64_t eh_addr;
+    uint8_t *ehhdr;             /* the new .eh_frame_hdr */
+    size_t ehhdr_size;
+    uint64_t ehhdr_addr;
+    const image_section *old_eh, *old_ehhdr;
+
+    uint8_t *out;               /* the output file */
+    size_t out_size;
+
+    addrmap am;
+} rw_ctx;
+
+/* rewrite.c */
+bool rw_fail(rw_ctx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rw_pin(rw_ctx *cx, const cfg_proc *f, rw_reason why, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+uint64_t rw_map(const rw_ctx *cx, uint64_t old);    /* new address, or old */
+bool rw_moved(const rw_ctx *cx, uint64_t old);
+/* Pointer to the output bytes that hold [addr, addr+len), or NULL. */
+uint8_t *rw_out_at(rw_ctx *cx, uint64_t addr, size_t len);
+
+/* ehframe.c */
+bool rw_eh_analyse(rw_ctx *cx);     /* pins what cannot be regenerated */
+bool rw_eh_build(rw_ctx *cx);       /* after layout: cx->eh, cx->ehhdr */
+/* Bytes the new tables need at most, to place them before building. */
+size_t rw_eh_bound(const rw_ctx *cx);
+
+/* elfout.c */
+bool rw_elf_plan(rw_ctx *cx);       /* choose the new segment's place */
+bool rw_elf_write(rw_ctx *cx, const char *path);
+
+static inline uint32_t rw_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t rw_le64(const uint8_t *p)
+{
+    return rw_le32(p) | (uint64_t)rw_le32(p + 4) << 32;
+}
+static inline void rw_put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+}
+static inline void rw_put64(uint8_t *p, uint64_t v)
+{
+    rw_put32(p, (uint32_t)v);
+    rw_put32(p + 4, (uint32_t)(v >> 32));
+}
+
+#endif

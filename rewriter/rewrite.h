@@ -1,0 +1,68 @@
+/*
+ * rewriter/rewrite.h: applying a layout plan to an image.
+ *
+ * rw_rewrite() moves the code of every procedure it can into a new segment,
+ * laid out as the plan says, updates everything that refers to code (from
+ * the relocations --emit-relocs kept), and writes a new executable with an
+ * address map.  Procedures it cannot move safely stay where they are, each
+ * with its reason.  The input image is only read.  docs/rewriter.md tells
+ * the whole story.
+ */
+#ifndef REWRITER_REWRITE_H
+#define REWRITER_REWRITE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cfg/cfg.h"
+#include "image/image.h"
+#include "rewriter/plan.h"
+
+/* Why a procedure was left in place. */
+typedef enum {
+    RW_MOVED = 0,
+    RW_PIN_PLAN,        /* the plan says so */
+    RW_PIN_INDIRECT,    /* an indirect jump whose targets are unknown */
+    RW_PIN_BADCODE,     /* words that are no instructions (data in text?) */
+    RW_PIN_COROUTINE,   /* JSR_COROUTINE */
+    RW_PIN_LSDA,        /* has exception tables tied to its addresses */
+    RW_PIN_CFI,         /* call-frame information we cannot regenerate */
+    RW_PIN_RANGE,       /* a branch to or from it would not reach */
+    RW_PIN_GPREL16,     /* its address is built with a 16-bit GP offset */
+    RW_PIN_RELOC,       /* referred to by a relocation we cannot update */
+    RW_PIN_GPDISP,      /* a GP-displacement pair would not fit */
+    RW_NREASONS
+} rw_reason;
+
+const char *rw_reason_name(unsigned r);
+
+typedef struct rw_options {
+    bool check;             /* overwrite moved code with traps */
+    FILE *log;              /* per-procedure reasons (NULL: quiet) */
+} rw_options;
+
+typedef struct rw_stats {
+    size_t procs, moved;
+    size_t pinned[RW_NREASONS];
+    size_t blocks_moved;
+    size_t branches_added, branches_removed, branches_inverted;
+    uint64_t old_text, new_text;    /* bytes of code moved, and emitted */
+    uint64_t seg_addr, seg_size;    /* the new segment */
+    size_t fdes_new, fdes_copied;
+    size_t rounds;                  /* layout passes until no new pins */
+} rw_stats;
+
+/* Rewrite img (whose CFG is prog) by pl into the file outpath.  Returns
+ * false with a message naming the file, line or address at fault. */
+bool rw_rewrite(const image *img, const cfg_program *prog, const plan *pl,
+                const rw_options *opt, const char *outpath, rw_stats *st,
+                char *err, size_t errlen);
+
+/* Plans made by the rewriter itself (rewriter/plangen.c), for testing:
+ * the original order (all code moved), and random valid plans. */
+bool plan_identity(const cfg_program *prog, plan *pl);
+bool plan_random(const cfg_program *prog, uint64_t seed, plan *pl);
+
+#endif
