@@ -16,7 +16,8 @@
  *      without relocations;
  *   4. _GLOBAL_OFFSET_TABLE_ + 0x8000, else .got + 0x8000: ld points GP
  *      0x8000 into the GOT so that 16-bit displacements reach all of it.
- *      This is a guess: ld may place the GOT proper after a PLT header.
+ *      True of every image we build, but a convention, not a fact of the
+ *      code: dynamic programs keep 16 bytes of .got before the symbol.
  * Large programs may have several GOTs and so several GP values; all
  * GPDISP pairs are evaluated and the number of distinct values is kept.
  */

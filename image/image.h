@@ -132,7 +132,9 @@ const image_symbol *image_function_at(const image *img, uint64_t addr);
 /* A defined symbol by name (functions and objects), or NULL. */
 const image_symbol *image_symbol_by_name(const image *img, const char *name);
 /* Format "name+0x1c" (or "name") for addr the way objdump labels targets:
- * the nearest preceding symbol in the same section.  false if none. */
+ * the nearest preceding symbol in the same section.  false if none.
+ * (All of objdump's rules are followed, docs/image.md: e.g. with no symbol
+ * before addr it names the next one, "sym-0x270".) */
 bool image_symbolize(const image *img, uint64_t addr, char *buf, size_t size);
 /* The same for a reference made from section `from` (the section being
  * disassembled; NULL for none): objdump prefers that section's symbols. */
