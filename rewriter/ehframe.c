@@ -1,5 +1,615 @@
-/* placeholder: unwind tables are not rebuilt yet */
+/*
+ * rewriter/ehframe.c: the unwind tables (.eh_frame, .eh_frame_hdr) of the
+ * new image.
+ *
+ * The old .eh_frame sits in the read-only text segment and cannot grow, so
+ * a complete new one goes into the new segment with a new .eh_frame_hdr,
+ * and PT_GNU_EH_FRAME points there; the old tables stay, renamed, unused.
+ * Every CIE is copied.  An FDE for code that did not move is copied with its
+ * PC-relative fields recomputed for its new place.  An FDE for moved code is
+ * run into rows and written again for each contiguous piece of the new code
+ * (the hot part, the cold part), so that every moved instruction unwinds with
+ * the rules it had, and the branches and padding the rewriter added unwind
+ * like the code they lead to.  Procedures whose FDE uses expressions, or has
+ * an LSDA (exception tables point into the code by offset), stay in place.
+ */
+#include <elf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg/internal.h"
+#include "rewriter/ehframe.h"
 #include "rewriter/internal.h"
-bool rw_eh_analyse(rw_ctx *cx) { (void)cx; return true; }
-bool rw_eh_build(rw_ctx *cx) { (void)cx; return true; }
-size_t rw_eh_bound(const rw_ctx *cx) { (void)cx; return 0; }
+
+/* ---- reading ------------------------------------------------------------ */
+
+static bool efail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool efail(char *err, size_t errlen, const char *fmt, ...)
+{
+    int n = snprintf(err, errlen, ".eh_frame: ");
+    va_list ap;
+    va_start(ap, fmt);
+    if (n > 0 && (size_t)n < errlen)
+        vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+static size_t enc_size(uint8_t enc)
+{
+    switch (enc & 0x0f) {
+    case PE_ABS: case PE_U8: case PE_S8: return 8;
+    case PE_U4: case PE_S4: return 4;
+    case PE_U2: case PE_S2: return 2;
+    default: return 0;           /* LEB forms: not for pointers we rewrite */
+    }
+}
+
+/* Read a pointer at section offset off; false if the encoding is one we do
+ * not handle. */
+static bool read_ptr(const struct rw_eh *e, size_t off, uint8_t enc, bool apply, uint64_t *v)
+{
+    size_t n = enc_size(enc);
+    if (!n || off + n > e->size || (apply && (enc & 0x70) != 0 && (enc & 0x70) != PE_PCREL))
+        return false;
+    uint64_t x = 0;
+    for (size_t i = n; i-- > 0;)
+        x = x << 8 | e->d[off + i];
+    if ((enc & 0x0f) == PE_S4)
+        x = (uint64_t)(int64_t)(int32_t)x;
+    else if ((enc & 0x0f) == PE_S2)
+        x = (uint64_t)(int64_t)(int16_t)x;
+    if (apply && (enc & 0x70) == PE_PCREL && x)
+        x += e->addr + off;
+    *v = x;
+    return true;
+}
+
+static bool put_ptr(uint8_t *p, uint8_t enc, uint64_t value, uint64_t field_addr)
+{
+    size_t n = enc_size(enc);
+    if ((enc & 0x70) == PE_PCREL && value)
+        value -= field_addr;
+    if ((enc & 0x0f) == PE_S4 && (int64_t)value != (int32_t)value)
+        return false;
+    if ((enc & 0x0f) == PE_U4 && value > UINT32_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)(value >> (8 * i));
+    return true;
+}
+
+static bool parse_cie(struct rw_eh *e, size_t off, size_t size, eh_cie *c, char *err, size_t errlen)
+{
+    const uint8_t *p = e->d + off + 8, *end = e->d + off + size;
+    memset(c, 0, sizeof *c);
+    c->off = off;
+    c->size = size;
+    c->lsda_enc = c->pers_enc = PE_OMIT;
+    c->ci.fde_enc = PE_ABS;
+    if (p >= end)
+        return efail(err, errlen, "CIE at 0x%zx truncated", off);
+    uint8_t ver = *p++;
+    const char *aug = (const char *)p;
+    size_t alen = strnlen(aug, (size_t)(end - p));
+    if (p + alen >= end || (ver != 1 && ver != 3))
+        return efail(err, errlen, "CIE at 0x%zx: version %u or augmentation not understood",
+                       off, ver);
+    p += alen + 1;
+    uint64_t ra;
+    int64_t da;
+    if (!cfi_read_uleb(&p, end, &c->ci.code_align) || !cfi_read_sleb(&p, end, &da) ||
+        !c->ci.code_align || !da)
+        return efail(err, errlen, "CIE at 0x%zx truncated", off);
+    c->ci.data_align = da;
+    if (ver == 1) {
+        if (p >= end)
+            return efail(err, errlen, "CIE at 0x%zx truncated", off);
+        ra = *p++;
+    } else if (!cfi_read_uleb(&p, end, &ra)) {
+        return efail(err, errlen, "CIE at 0x%zx truncated", off);
+    }
+    const uint8_t *augend = NULL;
+    for (size_t i = 0; i < alen; i++) {
+        switch (aug[i]) {
+        case 'z': {
+            uint64_t l;
+            if (i || !cfi_read_uleb(&p, end, &l) || l > (uint64_t)(end - p))
+                return efail(err, errlen, "CIE at 0x%zx: bad augmentation", off);
+            c->z = true;
+            augend = p + l;
+            break;
+        }
+        case 'R':
+            if (p >= end)
+                goto bad;
+            c->ci.fde_enc = *p++;
+            break;
+        case 'L':
+            if (p >= end)
+                goto bad;
+            c->lsda_enc = *p++;
+            break;
+        case 'P':
+            if (p >= end)
+                goto bad;
+            c->pers_enc = *p++;
+            c->pers_off = (size_t)(p - e->d);
+            if (!enc_size(c->pers_enc) || p + enc_size(c->pers_enc) > end)
+                goto bad;
+            p += enc_size(c->pers_enc);
+            break;
+        case 'S':
+            c->sig = true;
+            break;
+        default:
+            if (!c->z)
+                goto bad;
+            break;      /* unknown letter after z: skip via the length */
+        }
+    }
+    if (augend)
+        p = augend;
+    if (!enc_size(c->ci.fde_enc))
+        goto bad;
+    c->init_off = (size_t)(p - e->d);
+    c->init_len = (size_t)(end - p);
+    memset(&c->init, 0, sizeof c->init);
+    cfi_row cur;
+    memset(&cur, 0, sizeof cur);
+    char e2[160];
+    if (!cfi_run(p, c->init_len, &c->ci, &cur, 0, 0, &cur, NULL, e2, sizeof e2))
+        return efail(err, errlen, "CIE at 0x%zx: %s", off, e2);
+    c->init = cur;
+    return true;
+bad:
+    return efail(err, errlen, "CIE at 0x%zx: augmentation \"%s\" not understood",
+                   off, aug);
+}
+
+bool rw_eh_parse(struct rw_eh *e, char *err, size_t errlen)
+{
+    size_t cap_c = 0, cap_f = 0;
+    for (size_t off = 0; off + 4 <= e->size;) {
+        uint32_t len = rw_le32(e->d + off);
+        if (!len)
+            break;                          /* terminator */
+        if (len == 0xffffffffu || len > e->size - off - 4 || len < 4)
+            return efail(err, errlen, "record at 0x%zx has length 0x%x",
+                           off, len);
+        size_t size = 4 + (size_t)len;
+        uint32_t id = rw_le32(e->d + off + 4);
+        if (!id) {
+            if (e->ncie == cap_c) {
+                cap_c = cap_c ? 2 * cap_c : 16;
+                eh_cie *c = realloc(e->cie, cap_c * sizeof *c);
+                if (!c)
+                    return efail(err, errlen, "out of memory");
+                e->cie = c;
+            }
+            if (!parse_cie(e, off, size, &e->cie[e->ncie], err, errlen))
+                return false;
+            e->ncie++;
+        } else {
+            size_t cieoff = off + 4 - id;
+            uint32_t ci = 0;
+            while (ci < e->ncie && e->cie[ci].off != cieoff)
+                ci++;
+            if (id > off + 4 || ci == e->ncie)
+                return efail(err, errlen, "FDE at 0x%zx points to no CIE", off);
+            const eh_cie *c = &e->cie[ci];
+            if (e->nfde == cap_f) {
+                cap_f = cap_f ? 2 * cap_f : 64;
+                eh_fde *f = realloc(e->fde, cap_f * sizeof *f);
+                if (!f)
+                    return efail(err, errlen, "out of memory");
+                e->fde = f;
+            }
+            eh_fde *f = &e->fde[e->nfde];
+            memset(f, 0, sizeof *f);
+            f->off = off;
+            f->size = size;
+            f->cie = ci;
+            size_t q = off + 8, n = enc_size(c->ci.fde_enc);
+            if (!read_ptr(e, q, c->ci.fde_enc, true, &f->begin) ||
+                !read_ptr(e, q + n, c->ci.fde_enc & 0x0f, false, &f->range))
+                return efail(err, errlen, "FDE at 0x%zx: pointer encoding 0x%x not handled",
+                               off, c->ci.fde_enc);
+            q += 2 * n;
+            const uint8_t *p = e->d + q, *end = e->d + off + size;
+            if (c->z) {
+                uint64_t l;
+                if (!cfi_read_uleb(&p, end, &l) || l > (uint64_t)(end - p))
+                    return efail(err, errlen, "FDE at 0x%zx truncated", off);
+                f->aug_off = (size_t)(p - e->d);
+                f->aug_len = (size_t)l;
+                if (c->lsda_enc != PE_OMIT) {
+                    f->lsda_off = f->aug_off;
+                    if (!read_ptr(e, f->lsda_off, c->lsda_enc, true, &f->lsda))
+                        return efail(err, errlen, "FDE at 0x%zx: LSDA encoding 0x%x not handled",
+                                       off, c->lsda_enc);
+                }
+                p += l;
+            }
+            f->prog_off = (size_t)(p - e->d);
+            f->prog_len = (size_t)(end - p);
+            e->nfde++;
+        }
+        off += size;
+    }
+    return true;
+}
+
+bool rw_eh_rows(const struct rw_eh *e, size_t i, cfi_rows *rows, char *err, size_t errlen)
+{
+    const eh_fde *f = &e->fde[i];
+    const eh_cie *c = &e->cie[f->cie];
+    cfi_row cur = c->init;
+    rows->n = 0;
+    return cfi_run(e->d + f->prog_off, f->prog_len, &c->ci, &c->init, f->begin, 0, &cur, rows,
+                   err, errlen);
+}
+
+void rw_eh_release(struct rw_eh *e)
+{
+    if (!e)
+        return;
+    free(e->cie);
+    free(e->fde);
+    free(e);
+}
+
+/* ---- analysis: what cannot move --------------------------------------- */
+
+static void pin_range(rw_ctx *cx, uint64_t lo, uint64_t hi, rw_reason why, const char *what)
+{
+    for (size_t i = 0; i < cx->prog->nprocs; i++) {
+        const cfg_proc *f = &cx->prog->procs[i];
+        if (f->start < hi && lo < f->end)
+            rw_pin(cx, f, why, "%s", what);
+    }
+}
+
+bool rw_eh_analyse(rw_ctx *cx)
+{
+    const image_section *s = cx->old_eh;
+    if (!s || !s->data || !s->size)
+        return true;
+    struct rw_eh *e = calloc(1, sizeof *e);
+    if (!e)
+        return rw_fail(cx, "out of memory");
+    cx->ehs = e;
+    e->d = s->data;
+    e->addr = s->addr;
+    e->size = s->size;
+    char perr[200];
+    if (!rw_eh_parse(e, perr, sizeof perr))
+        return rw_fail(cx, "%s: %s", cx->img->path, perr);
+    cfi_rows rows = { 0 };
+    for (size_t i = 0; i < e->nfde; i++) {
+        eh_fde *f = &e->fde[i];
+        const eh_cie *c = &e->cie[f->cie];
+        char err[160], what[200];
+        if (!f->range)
+            continue;
+        if (f->lsda) {
+            snprintf(what, sizeof what, "FDE at 0x%llx has an LSDA",
+                     (unsigned long long)(e->addr + f->off));
+            pin_range(cx, f->begin, f->begin + f->range, RW_PIN_LSDA, what);
+        }
+        cfi_row cur = c->init;
+        rows.n = 0;
+        if (!cfi_run(e->d + f->prog_off, f->prog_len, &c->ci, &c->init, f->begin, 0, &cur, &rows,
+                     err, sizeof err)) {
+            f->bad = true;
+            snprintf(what, sizeof what, "FDE at 0x%llx: %s", (unsigned long long)(e->addr + f->off), err);
+            pin_range(cx, f->begin, f->begin + f->range, RW_PIN_CFI, what);
+        }
+    }
+    free(rows.row);
+    return true;
+}
+
+void rw_eh_free(rw_ctx *cx)
+{
+    if (!cx->ehs)
+        return;
+    rw_eh_release(cx->ehs);
+    cx->ehs = NULL;
+}
+
+/* ---- building ------------------------------------------------------------ */
+
+typedef struct hdr_ent {
+    uint64_t loc, fde;
+} hdr_ent;
+
+typedef struct builder {
+    rw_ctx *cx;
+    struct rw_eh *e;
+    cfi_out o;                   /* the new .eh_frame */
+    hdr_ent *tab;
+    size_t ntab, captab;
+} builder;
+
+static bool tab_add(builder *b, uint64_t loc, uint64_t fde)
+{
+    if (b->ntab == b->captab) {
+        b->captab = b->captab ? 2 * b->captab : 256;
+        hdr_ent *t = realloc(b->tab, b->captab * sizeof *t);
+        if (!t)
+            return false;
+        b->tab = t;
+    }
+    b->tab[b->ntab++] = (hdr_ent){ loc, fde };
+    return true;
+}
+
+static void pad4(cfi_out *o, size_t start)
+{
+    static const uint8_t z[4];
+    size_t n = (4 - (o->n - start) % 4) % 4;
+    cfi_put(o, z, n);        /* DW_CFA_nop */
+}
+
+static bool emit_cies(builder *b)
+{
+    rw_ctx *cx = b->cx;
+    for (size_t i = 0; i < b->e->ncie; i++) {
+        eh_cie *c = &b->e->cie[i];
+        size_t at = b->o.n;
+        c->new_addr = cx->eh_addr + at;
+        cfi_put(&b->o, b->e->d + c->off, c->size);
+        if (b->o.oom)
+            return rw_fail(cx, "out of memory");
+        if (c->pers_enc != PE_OMIT && (c->pers_enc & 0x70) == PE_PCREL) {
+            uint64_t v;
+            if (!read_ptr(b->e, c->pers_off, c->pers_enc, true, &v))
+                return rw_fail(cx, "%s: .eh_frame: personality encoding 0x%x not handled",
+                               cx->img->path, c->pers_enc);
+            size_t po = at + (c->pers_off - c->off);
+            if (!put_ptr(b->o.b + po, c->pers_enc, v, cx->eh_addr + po))
+                return rw_fail(cx, "%s: .eh_frame: personality pointer out of range", cx->img->path);
+        }
+    }
+    return true;
+}
+
+/* Header of an FDE: length (patched later), CIE pointer, range, aug data. */
+static size_t fde_head(builder *b, const eh_fde *f, uint64_t begin, uint64_t range, size_t *lenpos)
+{
+    const eh_cie *c = &b->e->cie[f->cie];
+    uint8_t z[8] = { 0 };
+    size_t at = b->o.n;
+    *lenpos = at;
+    cfi_put(&b->o, z, 4);
+    uint8_t idb[4];
+    rw_put32(idb, (uint32_t)(at + 4 - (c->new_addr - b->cx->eh_addr)));
+    cfi_put(&b->o, idb, 4);
+    size_t n = enc_size(c->ci.fde_enc);
+    size_t bp = b->o.n;
+    cfi_put(&b->o, z, n);
+    cfi_put(&b->o, z, n);
+    if (b->o.oom)
+        return SIZE_MAX;
+    if (!put_ptr(b->o.b + bp, c->ci.fde_enc, begin, b->cx->eh_addr + bp) ||
+        !put_ptr(b->o.b + bp + n, c->ci.fde_enc & 0x0f, range, 0))
+        return SIZE_MAX;
+    if (c->z) {
+        cfi_uleb(&b->o, f->aug_len);
+        size_t ap = b->o.n;
+        cfi_put(&b->o, b->e->d + f->aug_off, f->aug_len);
+        if (f->lsda_off && !b->o.oom) {
+            /* Moved code has no LSDA (it would have been pinned); a copied
+             * FDE keeps its LSDA, re-encoded for its new place. */
+            if (!put_ptr(b->o.b + ap, c->lsda_enc, f->lsda, b->cx->eh_addr + ap))
+                return SIZE_MAX;
+        }
+    }
+    return at;
+}
+
+static bool fde_done(builder *b, size_t lenpos)
+{
+    pad4(&b->o, lenpos);
+    if (b->o.oom)
+        return rw_fail(b->cx, "out of memory");
+    rw_put32(b->o.b + lenpos, (uint32_t)(b->o.n - lenpos - 4));
+    return true;
+}
+
+static bool copy_fde(builder *b, const eh_fde *f)
+{
+    size_t lenpos;
+    size_t at = fde_head(b, f, f->begin, f->range, &lenpos);
+    if (at == SIZE_MAX)
+        return rw_fail(b->cx, "%s: .eh_frame: FDE at 0x%zx cannot be placed", b->cx->img->path, f->off);
+    cfi_put(&b->o, b->e->d + f->prog_off, f->prog_len);
+    b->cx->st->fdes_copied++;
+    return fde_done(b, lenpos) && tab_add(b, f->begin, b->cx->eh_addr + at);
+}
+
+/* One unit of new code: its new address and the old address whose row it
+ * must have. */
+typedef struct unit {
+    uint64_t addr, old;
+} unit;
+
+static bool emit_piece(builder *b, const eh_fde *f, const cfi_rows *rows, const unit *u, size_t n,
+                       uint64_t end)
+{
+    const eh_cie *c = &b->e->cie[f->cie];
+    size_t lenpos;
+    size_t at = fde_head(b, f, u[0].addr, end - u[0].addr, &lenpos);
+    if (at == SIZE_MAX)
+        return rw_fail(b->cx, "%s: .eh_frame: new FDE for 0x%llx cannot be placed",
+                       b->cx->img->path, (unsigned long long)u[0].addr);
+    cfi_row cur = c->init;
+    uint64_t loc = u[0].addr;
+    for (size_t i = 0; i < n; i++) {
+        const cfi_row *want = cfi_at(rows, u[i].old);
+        if (cfi_same(&cur, want))
+            continue;
+        cfi_emit_advance(&b->o, &c->ci, u[i].addr - loc);
+        loc = u[i].addr;
+        if (!cfi_emit_delta(&b->o, &c->ci, &c->init, &cur, want))
+            return rw_fail(b->cx, "%s: .eh_frame: cannot express the unwind rules at 0x%llx",
+                           b->cx->img->path, (unsigned long long)u[i].old);
+        cur = *want;
+        cur.loc = loc;
+    }
+    b->cx->st->fdes_new++;
+    return fde_done(b, lenpos) && tab_add(b, u[0].addr, b->cx->eh_addr + at);
+}
+
+/* Regenerate FDE f, which covers moved code, as one FDE per piece. */
+static bool rebuild_fde(builder *b, const eh_fde *f, unit **ubuf, size_t *ucap)
+{
+    rw_ctx *cx = b->cx;
+    const eh_cie *c = &b->e->cie[f->cie];
+    cfi_rows rows = { 0 };
+    cfi_row cur = c->init;
+    char err[160];
+    if (!cfi_run(b->e->d + f->prog_off, f->prog_len, &c->ci, &c->init, f->begin, 0, &cur, &rows,
+                 err, sizeof err)) {
+        free(rows.row);
+        return rw_fail(cx, "%s: .eh_frame: FDE at 0x%zx: %s", cx->img->path, f->off, err);
+    }
+    uint64_t lo = f->begin, hi = f->begin + f->range;
+    bool ok = true;
+    /* Pinned code inside the range keeps its addresses: one piece per
+     * pinned procedure, with rows looked up at the same addresses. */
+    for (size_t i = 0; ok && i < cx->prog->nprocs; i++) {
+        const cfg_proc *p = &cx->prog->procs[i];
+        if (p->end <= lo || p->start >= hi || cx->procs[i].reason == RW_MOVED)
+            continue;
+        uint64_t s = p->start > lo ? p->start : lo, e = p->end < hi ? p->end : hi;
+        size_t n = (size_t)((e - s) / 4);
+        if (n > *ucap) {
+            unit *nu = realloc(*ubuf, n * sizeof *nu);
+            if (!nu) {
+                ok = rw_fail(cx, "out of memory");
+                break;
+            }
+            *ubuf = nu;
+            *ucap = n;
+        }
+        for (size_t k = 0; k < n; k++)
+            (*ubuf)[k] = (unit){ s + 4 * k, s + 4 * k };
+        ok = n ? emit_piece(b, f, &rows, *ubuf, n, e) : true;
+    }
+    /* Moved code: walk the items in new order, cutting a piece wherever the
+     * new addresses stop being contiguous or leave this FDE. */
+    size_t n = 0;
+    uint64_t next = 0;
+    for (size_t i = 0; ok && i <= cx->nitems; i++) {
+        const rw_item *it = i < cx->nitems ? &cx->items[i] : NULL;
+        const cfg_block *bl = it ? &cx->prog->procs[it->proc].blocks[it->block] : NULL;
+        bool in = it && bl->start >= lo && bl->start < hi;
+        if (n && (!in || it->addr - it->pad != next)) {
+            ok = emit_piece(b, f, &rows, *ubuf, n, next);
+            n = 0;
+        }
+        if (!in)
+            continue;
+        size_t need = n + it->pad / 4 + (it->size / 4) + 1;
+        if (need > *ucap) {
+            size_t cap = need * 2;
+            unit *nu = realloc(*ubuf, cap * sizeof *nu);
+            if (!nu) {
+                ok = rw_fail(cx, "out of memory");
+                break;
+            }
+            *ubuf = nu;
+            *ucap = cap;
+        }
+        unit *u = *ubuf;
+        for (uint32_t k = 0; k < it->pad; k += 4)
+            u[n++] = (unit){ it->addr - it->pad + k, bl->start };
+        uint32_t body = (uint32_t)(bl->end - bl->start) - (it->drop ? 4 : 0);
+        for (uint32_t k = 0; k < body; k += 4)
+            u[n++] = (unit){ it->addr + k, bl->start + k };
+        if (it->addbr) {
+            uint64_t o = it->brto >= lo && it->brto < hi ? it->brto : bl->end - 4;
+            u[n++] = (unit){ it->addr + body, o };
+        }
+        next = it->addr + it->size;
+    }
+    free(rows.row);
+    return ok;
+}
+
+static int by_loc(const void *a, const void *b)
+{
+    const hdr_ent *x = a, *y = b;
+    return x->loc < y->loc ? -1 : x->loc > y->loc;
+}
+
+static bool touches_moved(const rw_ctx *cx, uint64_t lo, uint64_t hi)
+{
+    for (size_t i = 0; i < cx->prog->nprocs; i++) {
+        const cfg_proc *p = &cx->prog->procs[i];
+        if (p->start < hi && lo < p->end && cx->procs[i].reason == RW_MOVED)
+            return true;
+    }
+    return false;
+}
+
+bool rw_eh_build(rw_ctx *cx)
+{
+    struct rw_eh *e = cx->ehs;
+    if (!e)
+        return true;
+    builder b = { .cx = cx, .e = e };
+    unit *ubuf = NULL;
+    size_t ucap = 0;
+    cx->eh_addr = (cx->text_addr + cx->text_size + 7) & ~(uint64_t)7;
+    bool ok = emit_cies(&b);
+    for (size_t i = 0; ok && i < e->nfde; i++) {
+        const eh_fde *f = &e->fde[i];
+        if (!f->range || !f->begin)
+            continue;       /* left over from discarded sections */
+        if (touches_moved(cx, f->begin, f->begin + f->range))
+            ok = rebuild_fde(&b, f, &ubuf, &ucap);
+        else
+            ok = copy_fde(&b, f);
+    }
+    free(ubuf);
+    static const uint8_t term[4];
+    cfi_put(&b.o, term, 4);
+    if (ok && b.o.oom)
+        ok = rw_fail(cx, "out of memory");
+    if (!ok) {
+        free(b.o.b);
+        free(b.tab);
+        return false;
+    }
+    cx->eh = b.o.b;
+    cx->eh_size = b.o.n;
+    /* .eh_frame_hdr: version, encodings, pointer to .eh_frame, count, and
+     * the sorted (start, FDE) table the unwinder searches. */
+    if (b.ntab > 1)
+        qsort(b.tab, b.ntab, sizeof *b.tab, by_loc);
+    cx->ehhdr_addr = (cx->eh_addr + cx->eh_size + 3) & ~(uint64_t)3;
+    cx->ehhdr_size = 12 + 8 * b.ntab;
+    cx->ehhdr = malloc(cx->ehhdr_size);
+    if (!cx->ehhdr) {
+        free(b.tab);
+        return rw_fail(cx, "out of memory");
+    }
+    uint8_t *h = cx->ehhdr;
+    h[0] = 1;
+    h[1] = PE_PCREL | PE_S4;
+    h[2] = PE_U4;
+    h[3] = PE_DATAREL | PE_S4;
+    rw_put32(h + 4, (uint32_t)(cx->eh_addr - (cx->ehhdr_addr + 4)));
+    rw_put32(h + 8, (uint32_t)b.ntab);
+    for (size_t i = 0; i < b.ntab; i++) {
+        rw_put32(h + 12 + 8 * i, (uint32_t)(b.tab[i].loc - cx->ehhdr_addr));
+        rw_put32(h + 16 + 8 * i, (uint32_t)(b.tab[i].fde - cx->ehhdr_addr));
+    }
+    free(b.tab);
+    return true;
+}

@@ -73,6 +73,7 @@ typedef struct rw_ctx {
     size_t ehhdr_size;
     uint64_t ehhdr_addr;
     const image_section *old_eh, *old_ehhdr;
+    struct rw_eh *ehs;          /* the parsed old .eh_frame (ehframe.c) */
 
     uint8_t *out;               /* the output file */
     size_t out_size;
@@ -92,8 +93,7 @@ uint8_t *rw_out_at(rw_ctx *cx, uint64_t addr, size_t len);
 /* ehframe.c */
 bool rw_eh_analyse(rw_ctx *cx);     /* pins what cannot be regenerated */
 bool rw_eh_build(rw_ctx *cx);       /* after layout: cx->eh, cx->ehhdr */
-/* Bytes the new tables need at most, to place them before building. */
-size_t rw_eh_bound(const rw_ctx *cx);
+void rw_eh_free(rw_ctx *cx);
 
 /* elfout.c */
 bool rw_elf_plan(rw_ctx *cx);       /* choose the new segment's place */

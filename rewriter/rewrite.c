@@ -828,6 +828,7 @@ static void analyse(rw_ctx *cx)
 
 static void ctx_free(rw_ctx *cx)
 {
+    rw_eh_free(cx);
     free(cx->procs);
     free(cx->items);
     free(cx->inverts);

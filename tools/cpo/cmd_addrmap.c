@@ -1,9 +1,12 @@
 /*
  * cpo addrmap IMAGE [ADDR...]
+ * cpo addrmap IMAGE --verify ORIGINAL
  *
  * For each ADDR of a rewritten image, the original address it came from:
  * "NEW ORIG KIND" with KIND one of code, branch (added by the rewriter),
  * pad (alignment), same (not moved).  Without ADDR, the whole map.
+ * --verify checks the rewritten image against the image it came from
+ * (rewriter/verify.c) and exits 1 on any mismatch.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,17 +14,50 @@
 #include <string.h>
 
 #include "rewriter/addrmap.h"
+#include "rewriter/verify.h"
 #include "tools/cpo/commands.h"
 
 static const char *const kinds[] = { "code", "branch", "pad" };
 
+static int verify(const char *newpath, const char *origpath)
+{
+    image_error ierr;
+    image *neu = image_open(newpath, &ierr), *orig = NULL;
+    if (neu)
+        orig = image_open(origpath, &ierr);
+    if (!neu || !orig) {
+        fprintf(stderr, "cpo: %s\n", ierr.msg);
+        image_close(neu);
+        return 1;
+    }
+    rw_verify_stats st;
+    char err[256];
+    bool ok = rw_verify(orig, neu, stderr, &st, err, sizeof err);
+    if (!ok) {
+        fprintf(stderr, "cpo: %s\n", err);
+    } else {
+        printf("%s: %zu procedures moved; %zu words: %zu code, %zu added branches, %zu padding\n",
+               newpath, st.procs_moved, st.words, st.code, st.added, st.pads);
+        printf("checked %zu branches, %zu GP pairs, %zu code pointers, %zu unwind rows\n",
+               st.branches, st.gp_pairs, st.pointers, st.rows);
+        printf("mismatches: %zu unmapped, %zu words, %zu branch targets, %zu pointers, %zu unwind rows\n",
+               st.unmapped, st.bad_words, st.bad_targets, st.bad_pointers, st.bad_rows);
+        ok = rw_verify_failures(&st) == 0;
+    }
+    image_close(neu);
+    image_close(orig);
+    return ok ? 0 : 1;
+}
+
 int cmd_addrmap(int argc, char **argv)
 {
     if (argc < 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: cpo addrmap IMAGE [ADDR...]\n");
+        fprintf(stderr, "usage: cpo addrmap IMAGE [ADDR...] | cpo addrmap IMAGE --verify ORIGINAL\n");
         return 2;
     }
     image_error ierr;
+    if (argc == 4 && !strcmp(argv[2], "--verify"))
+        return verify(argv[1], argv[3]);
     image *img = image_open(argv[1], &ierr);
     if (!img) {
         fprintf(stderr, "cpo: %s\n", ierr.msg);
