@@ -1,0 +1,509 @@
+/*
+ * machine/axp.h: the machine's internal types, shared by the files of machine/ only.
+ *
+ * Layers, bottom up: guest memory (mem.c: software page table of host
+ * frames, per-address-space TLB, copy-on-write), the code cache
+ * (translate.c: predecoded blocks per address space), the executor
+ * (exec.c: block interpreter), the kernel (proc.c, signal.c, sched.c and the
+ * sys_*.c system calls) and the result writers (stats.c, exact.c).
+ */
+#ifndef MACHINE_AXP_H
+#define MACHINE_AXP_H
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "alpha/insn.h"
+#include "machine/machine.h"
+
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+typedef struct thread thread;
+typedef struct proc proc;
+typedef struct mm mm;
+typedef struct block block;
+typedef struct axp_machine machine;
+
+/* ---- guest memory ------------------------------------------------------ */
+
+#define PG_SHIFT   13
+#define PG_SIZE    ((uint64_t)1 << PG_SHIFT)
+#define PG_MASK    (PG_SIZE - 1)
+#define VA_LIMIT   ((uint64_t)1 << 42)       /* Linux/Alpha TASK_SIZE */
+#define MMAP_BASE  (VA_LIMIT / 2)            /* TASK_UNMAPPED_BASE */
+#define ET_DYN_BASE (MMAP_BASE + 0x1000000)
+#define STACK_TOP  0x120000000ULL
+#define STACK_MAX  (8ULL << 20)
+
+enum { GP_R = 1, GP_W = 2, GP_X = 4 };       /* Alpha PROT_* values */
+enum { PTE_MAPPED = 1, PTE_COW = 2, PTE_CODE = 4 };
+
+typedef struct frame {
+    uint32_t refs;
+    uint8_t data[PG_SIZE] __attribute__((aligned(64)));
+} frame;
+
+typedef struct pte {
+    frame *f;            /* NULL until first touched */
+    block *code;         /* blocks translated from this page */
+    uint8_t prot, flags;
+} pte;
+
+/* A TLB hit needs (ea & (~PG_MASK | (size-1))) == tag, which also rejects
+ * unaligned accesses; TAG_NONE never matches. */
+typedef struct tlbent {
+    uint64_t rtag, wtag;
+    intptr_t add;        /* host address = add + ea */
+} tlbent;
+#define TLB_BITS 11
+#define TLB_N    (1u << TLB_BITS)
+#define TAG_NONE 1
+
+enum { VMA_ANON, VMA_FILE, VMA_STACK, VMA_HEAP };
+typedef struct vma {
+    uint64_t start, end;
+    uint8_t prot, kind;
+    bool shared;
+    int img;             /* index into machine images, -1 if none */
+    int64_t link;        /* link-time address minus run-time address */
+    uint64_t off;        /* file offset of start */
+    char *name;          /* guest path of a file mapping */
+} vma;
+
+#define JC_BITS 12
+#define JC_N (1u << JC_BITS)
+
+typedef struct codecache {
+    block **hash;
+    uint32_t hmask, n;
+    uint64_t gen;        /* bumped when blocks die: stale chain links */
+    block *dead;         /* invalidated, freed when no executor runs */
+    block *jc[JC_N];     /* direct-mapped by pc, for indirect jumps */
+} codecache;
+
+struct mm {
+    int refs;
+    pte ***dir;          /* 512 x 1024 x pte[1024] over 29-bit page numbers */
+    tlbent tlb[TLB_N];
+    vma *v;
+    size_t nv, cv;
+    uint64_t brk_start, brk;
+    codecache cc;
+    uint64_t frames;     /* frames owned (for stats) */
+};
+
+mm *mm_new(void);
+mm *mm_fork(mm *src);              /* copy-on-write copy */
+void mm_put(machine *m, mm *x);
+pte *mm_pte(mm *x, uint64_t va, bool create);
+void tlb_flush(mm *x);
+long mem_fill_fd(mm *x, uint64_t va, uint64_t len, int fd, int64_t off);
+void mm_discard(mm *x, uint64_t start, uint64_t len);
+int mm_move(machine *m, mm *x, uint64_t from, uint64_t len, uint64_t to);
+const uint8_t *mem_code_page(mm *x, uint64_t va, pte **pp);
+void tlb_flush_page(mm *x, uint64_t va);
+
+/* Address-space regions.  map replaces whatever was there (MAP_FIXED). */
+int mm_map(machine *m, mm *x, uint64_t start, uint64_t len, int prot, int kind,
+           const char *name, uint64_t off, int img, int64_t link);
+int mm_unmap(machine *m, mm *x, uint64_t start, uint64_t len);
+int mm_protect(machine *m, mm *x, uint64_t start, uint64_t len, int prot);
+uint64_t mm_find_free(mm *x, uint64_t hint, uint64_t len);
+const vma *mm_vma_at(const mm *x, uint64_t va);
+bool mm_range_free(const mm *x, uint64_t start, uint64_t len);
+
+/* Guest access from the kernel: return 0 or -EFAULT (Alpha errno). */
+int mem_read(mm *x, uint64_t va, void *buf, size_t n);
+int mem_write(mm *x, uint64_t va, const void *buf, size_t n);
+int mem_write_force(mm *x, uint64_t va, const void *buf, size_t n); /* ignores W */
+int mem_zero(mm *x, uint64_t va, size_t n);
+/* A NUL-terminated string of at most max bytes; NULL on fault or overlong
+ * (*err says which).  Caller frees. */
+char *mem_strdup(mm *x, uint64_t va, size_t max, int *err);
+/* Host iovecs for [va, va+n): pages made present and, for write, private.
+ * Returns the iovec count or -EFAULT. */
+struct iovec;
+int mem_iov(mm *x, uint64_t va, size_t n, bool write, struct iovec *iov, int max);
+
+/* Executor slow paths (may raise a guest fault and never return). */
+struct dinsn;
+uint64_t mem_load_slow(thread *t, block *b, const struct dinsn *d, uint64_t ea, int size);
+void mem_store_slow(thread *t, block *b, const struct dinsn *d, uint64_t ea, uint64_t v, int size);
+
+/* ---- code cache -------------------------------------------------------- */
+
+/* One predecoded instruction.  a and b are read indexes (31 reads zero);
+ * c is the write index, 32 (a sink) when the instruction names r31/f31. */
+typedef struct dinsn {
+    uint16_t h;          /* executor handler */
+    uint8_t a, b, c;
+    uint8_t q;           /* FP qualifiers (FQ_*) */
+    uint16_t id;         /* alpha_optable row */
+    int32_t imm;         /* literal, displacement, PAL function */
+    uint32_t word;
+} dinsn;
+
+/* FP qualifier bits kept in dinsn.q: rounding in the low two bits in the
+ * FPCR's DYN encoding (0 chopped, 1 minus, 2 normal, 3 plus), FQ_DYN when
+ * the instruction asks for the FPCR's mode. */
+enum { FQ_RM = 3, FQ_DYN = 4, FQ_U = 8, FQ_I = 16, FQ_S = 32 };
+
+/* How a block ends. */
+enum {
+    BX_SEQ,      /* page end or length cap: falls through */
+    BX_COND,     /* conditional branch */
+    BX_BR,       /* br */
+    BX_BSR,      /* bsr */
+    BX_JMP, BX_JSR, BX_RET, BX_JCR,  /* register jumps (jcr: jsr_coroutine) */
+    BX_PAL,      /* callsys and the other control-changing PAL calls */
+    BX_ILL       /* an instruction that traps when reached */
+};
+
+struct xblock;
+struct block {
+    uint64_t pc, end;    /* [pc, end) */
+    uint64_t target;     /* direct branch target */
+    uint32_t n;
+    uint8_t exit;        /* BX_* */
+    block *hnext, *pnext;
+    block *succ[2];      /* chained successors: [0] target, [1] end */
+    uint64_t gen;        /* cc gen the links were made in */
+    struct xblock *x;    /* exact counts (NULL when off) */
+    dinsn ins[];
+};
+
+/* The block at pc, translating it if needed; raises SIGSEGV (never
+ * returns) when pc is not executable. */
+block *code_get(thread *t, uint64_t pc);
+void code_invalidate_page(mm *x, uint64_t va);   /* a store into code */
+void code_invalidate_range(mm *x, uint64_t start, uint64_t end);
+void code_flush(mm *x);                          /* IMB */
+void code_reap(machine *m, mm *x);               /* free dead blocks */
+void code_free_all(machine *m, mm *x);
+void code_init_handlers(void);
+
+/* ---- threads and processes --------------------------------------------- */
+
+#define NSIG_AXP 64
+typedef struct ksiginfo {
+    int signo, code, err;
+    int pid, uid, status;
+    uint64_t addr;
+    int64_t utime, stime;
+} ksiginfo;
+
+typedef struct sigact {
+    uint64_t handler, flags, mask, restorer;
+} sigact;
+
+typedef struct sighand {
+    int refs;
+    sigact a[NSIG_AXP + 1];
+} sighand;
+
+enum { FK_REG, FK_DIR, FK_PIPE, FK_TTY, FK_CHR, FK_SOCK, FK_OTHER };
+typedef struct gfile {
+    int refs;
+    int host;            /* host descriptor */
+    int kind;            /* FK_* */
+    int flags;           /* Alpha O_* status flags (O_APPEND, O_NONBLOCK, access) */
+    bool hostnb;         /* host descriptor is O_NONBLOCK (one we created) */
+    char *path;          /* guest path, for /proc/self/fd and messages */
+} gfile;
+
+typedef struct fdent { gfile *f; bool cloexec; } fdent;
+typedef struct fdtable {
+    int refs;
+    int n;
+    fdent *e;
+} fdtable;
+
+enum { T_RUNNABLE, T_BLOCKED, T_DEAD };
+enum { W_NONE, W_FD, W_FUTEX, W_CHILD, W_SLEEP, W_VFORK, W_SIGNAL, W_POLL };
+
+struct thread {
+    uint64_t r[33];      /* r[31] stays zero; r[32] absorbs writes to r31 */
+    uint64_t f[33];
+    uint64_t pc;
+    uint64_t fpcr;
+    uint64_t swcr;       /* software IEEE trap enables (kernel's ieee_state) */
+    uint64_t uniq;       /* PAL unique value: the thread pointer */
+    uint64_t lock_addr;  /* LDx_L reservation */
+    bool lock;
+    bool rx;             /* RC/RS flag */
+    uint32_t uac;        /* UAC_* bits */
+
+    machine *m;
+    proc *p;
+    mm *mm;
+    int tid;
+    int state;
+    int cpu;             /* simulated CPU it is on, -1 if none */
+    thread *rq_next;     /* run queue */
+    thread *p_next;      /* threads of the process */
+    thread *all_next;
+
+    /* blocked in a system call */
+    int wkind;
+    uint64_t waddr;
+    uint32_t wbits;
+    int wfd;
+    short wevents;
+    int64_t wdeadline;   /* virtual ns, -1: none */
+    bool woken;
+    uint64_t sysno;      /* the call being waited in */
+    uint64_t progress;   /* bytes done by a partly finished write */
+    void *wdata;         /* per-call state (poll sets) */
+
+    /* signals */
+    uint64_t sigmask;
+    uint64_t sigpend;
+    ksiginfo sq[NSIG_AXP + 1];
+    uint64_t saved_mask;
+    bool restore_mask;
+    uint64_t ss_sp, ss_size;
+    int ss_flags;
+
+    uint64_t clear_tid, robust;
+    bool yield;          /* sched_yield: give the CPU away */
+    int fault_sig;       /* pending signal raised by a fault */
+    uint64_t icount;
+    uint64_t syscalls;
+    jmp_buf *trap;       /* executor's escape for guest faults */
+
+    /* exact mode: the edge this thread took last, until the block it
+     * leads to is entered */
+    void *xedge;
+    uint64_t xto;
+
+    /* the last synchronous fault, for the message if it kills */
+    uint64_t fault_pc, fault_addr;
+    uint32_t fault_word;
+    bool fault_word_ok;
+};
+
+enum { P_LIVE, P_ZOMBIE, P_REAPED };
+typedef struct rlim { uint64_t cur, max; } rlim;
+#define NRLIM 16
+
+struct proc {
+    int pid, pgid, sid;
+    proc *parent, *children, *sibling;
+    proc *all_next;
+    mm *mm;
+    fdtable *fd;
+    sighand *sh;
+    int cwd;             /* host O_PATH descriptor of the working directory */
+    char *cwd_path;      /* guest path of it */
+    uint32_t umask;
+    char *exe;           /* guest path of the program */
+    thread *threads;
+    int nthreads;
+    int state;
+    int wstatus;         /* wait status once exited */
+    int exit_signal;     /* sent to the parent at exit */
+    bool group_exit;
+    bool child_event;    /* a child changed state: wake wait4 */
+    uint64_t sigpend;
+    ksiginfo sq[NSIG_AXP + 1];
+    uint64_t icount;     /* instructions of its exited threads */
+    uint64_t child_icount;
+    int64_t it_deadline, it_interval;   /* ITIMER_REAL, virtual ns */
+    thread *vfork_parent;
+    rlim rl[NRLIM];
+    int64_t start_ns;
+    int stat_index;      /* its record in m->pstats */
+};
+
+typedef struct cpu {
+    int id;
+    thread *cur;
+    uint64_t tstart;     /* cur's icount when its current run began */
+    uint64_t used;       /* cycles used in the current quantum */
+    uint64_t insns;
+    uint64_t idle;       /* cycles with nothing to run */
+} cpu;
+
+/* Per-process summary kept after the process is gone. */
+typedef struct pstat {
+    int pid, ppid;
+    char *exe;
+    uint64_t icount;
+    int threads;
+    int wstatus;
+    bool done;
+} pstat;
+
+/* A file mapped executable in some process: the unit exact counts and,
+ * later, profiles are keyed by. */
+typedef struct mimage {
+    char *path;          /* host path */
+    char *gpath;         /* guest path */
+    char build_id[129];
+    uint64_t dev, ino;
+    int nload;
+    struct { uint64_t off, vaddr, filesz; } load[16];
+} mimage;
+
+struct axp_machine {
+    axp_config cfg;
+    FILE *log;
+    char *root;          /* guest root overlay directory */
+    cpu *cpus;
+    int ncpu;
+    uint64_t quantum;
+    uint64_t mhz;
+
+    proc *procs;
+    thread *threads;
+    thread *rq_head, *rq_tail;
+    int next_pid;
+    proc *init;
+    int nlive;           /* live threads */
+
+    uint64_t base_cycles;   /* guest time at the start of this round */
+    int64_t rt0_ns;         /* host realtime when the machine started */
+    double host_t0, host_t1;
+    cpu *curcpu;
+
+    axp_retire_hook hook;
+    void *hook_ctx;
+    struct exact *x;
+
+    uint8_t nosys_seen[1024 / 8];
+    int trace;           /* AXP_TRACE: 1 logs system calls, 2 also blocks */
+    bool slow_blocks;    /* per-block work: exact counts or tracing */
+    bool halted;
+    int halt_status;
+    bool init_done;
+    int init_status;
+
+    uint64_t icount;        /* retired instructions, all CPUs */
+    uint64_t syscalls, unaligned, blocks_made, forks, signals;
+    pstat *ps;
+    int nps, cps;
+    mimage *img;
+    int nimg, cimg;
+};
+
+/* ---- kernel pieces ------------------------------------------------------- */
+
+/* Guest time in nanoseconds as the running CPU sees it. */
+int64_t vtime_ns(machine *m);
+uint64_t vcycles(machine *m);
+
+/* The executors.  Run t for about budget instructions; return the number
+ * retired.  They return early when t blocks, exits, or gets a signal. */
+uint64_t exec_functional(thread *t, int64_t budget);
+uint64_t exec_timed(thread *t, int64_t budget);
+void exec_init(void);
+
+/* Raise a synchronous fault at instruction d of block b; never returns. */
+_Noreturn void guest_fault(thread *t, block *b, const dinsn *d, int sig,
+                           int code, uint64_t addr, bool after);
+
+/* FP arithmetic (fp.c).  Returns the result and ORs FPCR exception bits
+ * into *exc; fp_raise applies qualifiers, status and traps. */
+enum {
+    FO_ADDS, FO_SUBS, FO_MULS, FO_DIVS, FO_ADDT, FO_SUBT, FO_MULT, FO_DIVT,
+    FO_CMPTUN, FO_CMPTEQ, FO_CMPTLT, FO_CMPTLE, FO_CVTTS, FO_CVTST,
+    FO_CVTTQ, FO_CVTQS, FO_CVTQT, FO_SQRTS, FO_SQRTT, FO_CVTQL
+};
+uint64_t fp_ieee(thread *t, int op, unsigned q, uint64_t a, uint64_t b, uint64_t *exc);
+void fp_raise(thread *t, block *b, const dinsn *d, unsigned q, uint64_t exc);
+uint64_t fp_s_to_reg(uint32_t s);
+uint32_t fp_reg_to_s(uint64_t r);
+void fp_set_fpcr(thread *t, uint64_t v);
+
+/* Processes and threads (proc.c). */
+proc *proc_new(machine *m);
+thread *thread_new(machine *m, proc *p);
+proc *proc_find(machine *m, int pid);
+thread *thread_find(machine *m, int tid);
+void thread_exit(thread *t, int code);
+void proc_exit(proc *p, int wstatus);       /* whole group */
+void proc_kill_others(thread *t);           /* exec: the caller survives */
+void proc_reap(machine *m, proc *p);
+void make_runnable(machine *m, thread *t);
+void pstat_update(machine *m, proc *p);
+thread *rq_pop(machine *m);
+void rq_push(machine *m, thread *t);
+
+/* Signals (signal.c). */
+#define SIGBIT(s) ((uint64_t)1 << ((s) - 1))
+void sig_send_thread(thread *t, const ksiginfo *si);
+void sig_force(thread *t, const ksiginfo *si);     /* a fault: cannot be blocked */
+void sig_send_proc(proc *p, const ksiginfo *si);
+bool sig_deliverable(thread *t);
+void sig_deliver(thread *t);                /* frame or default action */
+void sig_interrupt(thread *t);              /* wake a blocked thread */
+int sig_default(int sig);                   /* SD_* */
+enum { SD_TERM, SD_CORE, SD_IGN, SD_STOP, SD_CONT };
+const char *sig_name(int sig);
+long sys_sigreturn_common(thread *t, uint64_t sc, bool rt);
+
+/* System calls (syscall.c). */
+enum { SYS_BLOCK = -100000, SYS_NORET = -100001 };
+int syscall_do(thread *t);                  /* from callsys: SC_* */
+void syscall_retry(thread *t);              /* a blocked call's wait ended */
+void syscall_finish(thread *t, long r);     /* set v0/a3 from r */
+enum { SC_CONT, SC_LEAVE };
+const char *syscall_name(unsigned nr);
+bool syscall_restartable(uint64_t nr);
+long nosys(thread *t, unsigned nr);
+
+/* Errors: host errno to Alpha errno. */
+int xerrno(int host_errno);
+static inline long xret(long r, int e) { return r < 0 ? -(long)xerrno(e) : r; }
+
+/* Files (fd.c). */
+fdtable *fdt_new(void);
+fdtable *fdt_copy(fdtable *f);
+void fdt_put(fdtable *f);
+void fdt_cloexec(fdtable *f);
+gfile *gfile_new(int host, int flags, const char *path);
+void gfile_put(gfile *f);
+gfile *fd_get(proc *p, int fd);
+int fd_install(proc *p, gfile *f, int minfd, bool cloexec);
+int fd_close(proc *p, int fd);
+int fd_install_at(proc *p, gfile *f, int fd, bool cloexec);
+int fd_kind(int host);
+bool fd_ready(int host, short events);
+
+/* Paths (path.c): guest path to a host (dirfd, path) pair. */
+typedef struct hpath {
+    int dirfd;
+    char *path;          /* malloc'd */
+} hpath;
+int path_resolve(thread *t, int gdirfd, const char *gpath, hpath *out, bool creating);
+void hpath_free(hpath *h);
+char *path_host_for_exec(machine *m, proc *p, const char *gpath, int *err);
+char *path_join_norm(const char *base, const char *rel);
+int path_virtual(thread *t, const char *gpath, char **exe_link);
+
+/* Loader (loader.c). */
+int load_program(thread *t, const char *hostpath, const char *gpath,
+                 char *const argv[], char *const envp[], char *err, size_t errsz);
+int image_register(machine *m, const char *hostpath, const char *gpath);
+int64_t image_link_delta(machine *m, int img, uint64_t off, uint64_t start);
+
+/* Scheduler (sched.c). */
+void sched_wake_futex(machine *m, mm *x, uint64_t addr, int n, uint32_t bits, int *woken);
+void machine_halt(machine *m, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void mlog(machine *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Exact counts (exact.c). */
+struct exact *exact_new(void);
+void exact_free(struct exact *x);
+void exact_enter(thread *t, block *b);
+void exact_leave(thread *t, block *b, uint64_t to, bool taken);
+void exact_break(thread *t);
+void exact_fault(thread *t, block *b, uint32_t retired);
+int exact_write(machine *m, FILE *f);
+
+#endif

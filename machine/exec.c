@@ -1,0 +1,199 @@
+/*
+ * machine/exec.c: the block executors.
+ *
+ * exec_body.h is compiled twice: once as the functional executor, once as
+ * the timed one that reports every retired instruction to a hook (the EV5
+ * timing model and the PMU attach there).  The functional one therefore
+ * carries no per-instruction test for it.  Both dispatch through a table of
+ * label addresses indexed by the handler translate.c chose for each
+ * instruction from its alpha/ table row.
+ */
+#include <setjmp.h>
+#include <string.h>
+
+#include "machine/axp.h"
+#include "machine/exact.h"
+#include "machine/linux.h"
+#include "machine/ops.h"
+
+static inline uint64_t sext32(uint64_t v) { return (uint64_t)(int64_t)(int32_t)v; }
+static inline uint64_t sext16(uint64_t v) { return (uint64_t)(int64_t)(int16_t)v; }
+static inline uint64_t sext8(uint64_t v) { return (uint64_t)(int64_t)(int8_t)v; }
+
+static inline uint64_t bytemask(unsigned m)
+{
+    uint64_t r = 0;
+    for (int i = 0; i < 8; i++)
+        if (m & (1u << i))
+            r |= 0xffULL << (8 * i);
+    return r;
+}
+
+static uint64_t zapmask[256];
+
+static void init_tables(void)
+{
+    if (zapmask[1])
+        return;
+    for (int i = 0; i < 256; i++)
+        zapmask[i] = bytemask((unsigned)i);
+}
+
+static inline uint64_t zapnot(uint64_t v, unsigned m) { return v & zapmask[m & 0xff]; }
+
+/* The byte-manipulation group (AAH 4.6).  m is the width's byte mask. */
+static inline uint64_t ext_l(uint64_t a, uint64_t b, unsigned m) { return zapnot(a >> ((b & 7) * 8), m); }
+static inline uint64_t ext_h(uint64_t a, uint64_t b, unsigned m) { return zapnot(a << ((64 - (b & 7) * 8) & 63), m); }
+static inline uint64_t ins_l(uint64_t a, uint64_t b, unsigned m)
+{
+    return zapnot(a << ((b & 7) * 8), (m << (b & 7)) & 0xff);
+}
+static inline uint64_t ins_h(uint64_t a, uint64_t b, unsigned m)
+{
+    unsigned bm = (m << (b & 7)) >> 8;
+    if (!bm)
+        return 0;
+    return zapnot(a >> ((64 - (b & 7) * 8) & 63), bm);
+}
+static inline uint64_t msk_l(uint64_t a, uint64_t b, unsigned m) { return zapnot(a, ~(m << (b & 7)) & 0xff); }
+static inline uint64_t msk_h(uint64_t a, uint64_t b, unsigned m) { return zapnot(a, ~((m << (b & 7)) >> 8) & 0xff); }
+
+static inline uint64_t cmpbge(uint64_t a, uint64_t b)
+{
+    uint64_t r = 0;
+    for (int i = 0; i < 8; i++)
+        if (((a >> (8 * i)) & 0xff) >= ((b >> (8 * i)) & 0xff))
+            r |= 1u << i;
+    return r;
+}
+
+static inline uint64_t umulh(uint64_t a, uint64_t b)
+{
+    return (uint64_t)(((unsigned __int128)a * b) >> 64);
+}
+
+/* MVI */
+static uint64_t perr(uint64_t a, uint64_t b)
+{
+    uint64_t s = 0;
+    for (int i = 0; i < 64; i += 8) {
+        int x = (int)((a >> i) & 0xff), y = (int)((b >> i) & 0xff);
+        s += (uint64_t)(x > y ? x - y : y - x);
+    }
+    return s;
+}
+static uint64_t unpkbw(uint64_t b)
+{
+    return (b & 0xff) | ((b >> 8) & 0xff) << 16 | ((b >> 16) & 0xff) << 32 | ((b >> 24) & 0xff) << 48;
+}
+static uint64_t unpkbl(uint64_t b) { return (b & 0xff) | ((b >> 8) & 0xff) << 32; }
+static uint64_t pkwb(uint64_t b)
+{
+    return (b & 0xff) | ((b >> 16) & 0xff) << 8 | ((b >> 32) & 0xff) << 16 | ((b >> 48) & 0xff) << 24;
+}
+static uint64_t pklb(uint64_t b) { return (b & 0xff) | ((b >> 32) & 0xff) << 8; }
+
+/* Per-lane min/max: w is the lane width in bits, sgn signed, mx max. */
+static uint64_t minmax(uint64_t a, uint64_t b, int w, bool sgn, bool mx)
+{
+    uint64_t r = 0, mask = (1ULL << w) - 1;
+    for (int i = 0; i < 64; i += w) {
+        uint64_t x = (a >> i) & mask, y = (b >> i) & mask;
+        bool lt;
+        if (sgn) {
+            int64_t sx = (int64_t)(x << (64 - w)) >> (64 - w);
+            int64_t sy = (int64_t)(y << (64 - w)) >> (64 - w);
+            lt = sx < sy;
+        } else
+            lt = x < y;
+        r |= ((lt != mx) ? x : y) << i;
+    }
+    return r;
+}
+
+static inline uint64_t ld8(intptr_t p) { return *(const uint8_t *)p; }
+static inline uint64_t ld16(intptr_t p) { uint16_t v; memcpy(&v, (const void *)p, 2); return v; }
+static inline uint64_t ld32(intptr_t p) { uint32_t v; memcpy(&v, (const void *)p, 4); return v; }
+static inline uint64_t ld64(intptr_t p) { uint64_t v; memcpy(&v, (const void *)p, 8); return v; }
+static inline void st8(intptr_t p, uint64_t v) { *(uint8_t *)p = (uint8_t)v; }
+static inline void st16(intptr_t p, uint64_t v) { uint16_t x = (uint16_t)v; memcpy((void *)p, &x, 2); }
+static inline void st32(intptr_t p, uint64_t v) { uint32_t x = (uint32_t)v; memcpy((void *)p, &x, 4); }
+static inline void st64(intptr_t p, uint64_t v) { memcpy((void *)p, &v, 8); }
+
+static int gentrap_sig(int64_t code, int *si)
+{
+    switch (code) {
+    case GEN_INTOVF: *si = A_FPE_INTOVF; return A_SIGFPE;
+    case GEN_INTDIV: *si = A_FPE_INTDIV; return A_SIGFPE;
+    case GEN_FLTOVF: *si = A_FPE_FLTOVF; return A_SIGFPE;
+    case GEN_FLTDIV: *si = A_FPE_FLTDIV; return A_SIGFPE;
+    case GEN_FLTUND: *si = A_FPE_FLTUND; return A_SIGFPE;
+    case GEN_FLTINV: *si = A_FPE_FLTINV; return A_SIGFPE;
+    case GEN_FLTINE: *si = A_FPE_FLTRES; return A_SIGFPE;
+    case GEN_ROPRAND: *si = A_FPE_FLTUNK; return A_SIGFPE;
+    default: *si = 0; return A_SIGTRAP;
+    }
+}
+
+_Noreturn void guest_fault(thread *t, block *b, const dinsn *d, int sig,
+                           int code, uint64_t addr, bool after)
+{
+    uint64_t pc;
+    if (b) {
+        uint64_t idx = (uint64_t)(d - b->ins);
+        uint64_t retired = idx + (after ? 1 : 0);
+        pc = b->pc + idx * 4;
+        t->icount -= b->n - retired;
+        if (t->m->x)
+            exact_fault(t, b, (uint32_t)retired);
+        t->pc = after ? pc + 4 : pc;
+        t->fault_word = d->word;
+        t->fault_word_ok = true;
+    } else {
+        pc = addr;
+        t->pc = addr;
+        t->fault_word_ok = false;
+        if (t->m->x)
+            exact_break(t);
+    }
+    t->fault_pc = pc;
+    t->fault_addr = addr;
+    ksiginfo si = { .signo = sig, .code = code, .addr = addr };
+    sig_force(t, &si);
+    longjmp(*t->trap, 1);
+}
+
+/* Per-block work that only some runs want: exact counts, block tracing. */
+static void block_enter_slow(thread *t, block *b)
+{
+    if (t->m->x)
+        exact_enter(t, b);
+    if (t->m->trace > 1)
+        mlog(t->m, "%d: block 0x%lx-0x%lx", t->tid, (unsigned long)b->pc, (unsigned long)b->end);
+    if (t->m->trace > 2)
+        for (int i = 0; i < 32; i += 4)
+            mlog(t->m, "   r%-2d %016lx %016lx %016lx %016lx", i, (unsigned long)t->r[i],
+                 (unsigned long)t->r[i + 1], (unsigned long)t->r[i + 2], (unsigned long)t->r[i + 3]);
+}
+
+#define EXEC_NAME exec_functional
+#define EXEC_INNER run_functional
+#define EXEC_TIMED 0
+#include "machine/exec_body.h"
+#undef EXEC_NAME
+#undef EXEC_INNER
+#undef EXEC_TIMED
+
+#define EXEC_NAME exec_timed
+#define EXEC_INNER run_timed
+#define EXEC_TIMED 1
+#include "machine/exec_body.h"
+#undef EXEC_NAME
+#undef EXEC_INNER
+#undef EXEC_TIMED
+
+void exec_init(void)
+{
+    init_tables();
+    code_init_handlers();
+}

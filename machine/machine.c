@@ -1,0 +1,217 @@
+/*
+ * machine/machine.c: creating a machine and its first process, and what
+ * axp reports afterwards (--stats).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "machine/axp.h"
+#include "machine/linux.h"
+
+#define DEFAULT_QUANTUM 20000
+#define DEFAULT_MHZ 500
+
+axp_machine *axp_new(const axp_config *cfg, char *err, size_t errsz)
+{
+    if (cfg->ncpus < 1 || cfg->ncpus > 64) {
+        snprintf(err, errsz, "--cpus must be between 1 and 64 (got %d)", cfg->ncpus);
+        return NULL;
+    }
+    const char *root = cfg->root ? cfg->root : AXP_DEFAULT_ROOT;
+    char *rroot = NULL;
+    if (root[0]) {
+        rroot = realpath(root, NULL);
+        if (!rroot) {
+            snprintf(err, errsz, "--root %s: %s", root, strerror(errno));
+            return NULL;
+        }
+    }
+    exec_init();
+    machine *m = calloc(1, sizeof *m);
+    m->cfg = *cfg;
+    m->log = cfg->log ? cfg->log : stderr;
+    m->root = rroot;
+    m->ncpu = cfg->ncpus;
+    m->cpus = calloc((size_t)m->ncpu, sizeof *m->cpus);
+    for (int i = 0; i < m->ncpu; i++)
+        m->cpus[i].id = i;
+    m->quantum = cfg->quantum ? cfg->quantum : DEFAULT_QUANTUM;
+    m->mhz = cfg->mhz ? cfg->mhz : DEFAULT_MHZ;
+    if (cfg->exact)
+        m->x = exact_new();
+    const char *tr = getenv("AXP_TRACE");
+    m->trace = tr ? atoi(tr) : 0;
+    m->slow_blocks = m->x || m->trace > 1;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    m->rt0_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    /* guest descriptors are host descriptors: allow as many as we may */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    return m;
+}
+
+void axp_set_retire_hook(axp_machine *m, axp_retire_hook fn, void *ctx)
+{
+    m->hook = fn;
+    m->hook_ctx = ctx;
+}
+
+void axp_free(axp_machine *m)
+{
+    if (!m)
+        return;
+    for (thread *t = m->threads, *nx; t; t = nx) {
+        nx = t->all_next;
+        free(t->wdata);
+        free(t);
+    }
+    for (proc *p = m->procs, *nx; p; p = nx) {
+        nx = p->all_next;
+        if (p->fd)
+            fdt_put(p->fd);
+        if (p->mm)
+            mm_put(m, p->mm);
+        if (p->sh && --p->sh->refs == 0)
+            free(p->sh);
+        if (p->cwd >= 0)
+            close(p->cwd);
+        free(p->exe);
+        free(p->cwd_path);
+        free(p);
+    }
+    for (int i = 0; i < m->nps; i++)
+        free(m->ps[i].exe);
+    free(m->ps);
+    for (int i = 0; i < m->nimg; i++) {
+        free(m->img[i].path);
+        free(m->img[i].gpath);
+    }
+    free(m->img);
+    exact_free(m->x);
+    free(m->cpus);
+    free(m->root);
+    free(m);
+}
+
+static gfile *inherit(int hostfd, const char *name)
+{
+    int fd = fcntl(hostfd, F_DUPFD_CLOEXEC, 10);
+    if (fd < 0)
+        return NULL;
+    int fl = fcntl(hostfd, F_GETFL);
+    int gfl = 0;
+    if ((fl & O_ACCMODE) == O_WRONLY) gfl = 1;
+    else if ((fl & O_ACCMODE) == O_RDWR) gfl = 2;
+    if (fl & O_APPEND) gfl |= A_O_APPEND;
+    if (fl & O_NONBLOCK) gfl |= A_O_NONBLOCK;
+    return gfile_new(fd, gfl, name);
+}
+
+int axp_spawn(axp_machine *m, const char *path, char *const argv[],
+              char *const envp[], char *err, size_t errsz)
+{
+    if (m->init) {
+        snprintf(err, errsz, "the machine already has a first process");
+        return -1;
+    }
+    proc *p = proc_new(m);
+    p->mm = mm_new();
+    p->fd = fdt_new();
+    p->sh = calloc(1, sizeof *p->sh);
+    p->sh->refs = 1;
+    p->cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    char *cwd = getcwd(NULL, 0);
+    p->cwd_path = cwd ? cwd : strdup("/");
+    static const char *const stdnames[] = { "<stdin>", "<stdout>", "<stderr>" };
+    for (int i = 0; i < 3; i++) {
+        gfile *f = inherit(i, stdnames[i]);
+        if (f)
+            fd_install_at(p, f, i, false);
+    }
+    thread *t = thread_new(m, p);
+    m->init = p;
+    char *abs = NULL;
+    if (path[0] == '/')
+        abs = strdup(path);
+    else
+        abs = path_join_norm(p->cwd_path, path);
+    int r = load_program(t, path, abs, argv, envp, err, errsz);
+    free(abs);
+    if (r) {
+        p->group_exit = true;
+        p->wstatus = 127 << 8;
+        thread_exit(t, 127);
+        m->init = NULL;
+        return -1;
+    }
+    pstat_update(m, p);
+    make_runnable(m, t);
+    return 0;
+}
+
+uint64_t axp_instructions(const axp_machine *m) { return m->icount; }
+double axp_host_seconds(const axp_machine *m) { return m->host_t1 - m->host_t0; }
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+int axp_write_stats(axp_machine *m, FILE *f)
+{
+    for (proc *p = m->procs; p; p = p->all_next)
+        if (p->state == P_LIVE)
+            pstat_update(m, p);
+    double secs = axp_host_seconds(m);
+    fprintf(f, "{\n  \"instructions\": %" PRIu64 ",\n", m->icount);
+    fprintf(f, "  \"host_seconds\": %.6f,\n", secs);
+    fprintf(f, "  \"instructions_per_second\": %.0f,\n", secs > 0 ? (double)m->icount / secs : 0.0);
+    fprintf(f, "  \"cpus\": %d,\n  \"quantum\": %" PRIu64 ",\n  \"mhz\": %" PRIu64 ",\n",
+            m->ncpu, m->quantum, m->mhz);
+    fprintf(f, "  \"guest_seconds\": %.6f,\n", (double)m->base_cycles / ((double)m->mhz * 1e6));
+    fprintf(f, "  \"syscalls\": %" PRIu64 ",\n  \"signals\": %" PRIu64 ",\n", m->syscalls, m->signals);
+    fprintf(f, "  \"unaligned_fixups\": %" PRIu64 ",\n  \"blocks_translated\": %" PRIu64 ",\n",
+            m->unaligned, m->blocks_made);
+    fprintf(f, "  \"per_cpu\": [");
+    for (int i = 0; i < m->ncpu; i++)
+        fprintf(f, "%s{\"cpu\": %d, \"instructions\": %" PRIu64 ", \"idle_cycles\": %" PRIu64 "}",
+                i ? ", " : "", i, m->cpus[i].insns, m->cpus[i].idle);
+    fprintf(f, "],\n  \"processes\": [\n");
+    for (int i = 0; i < m->nps; i++) {
+        pstat *s = &m->ps[i];
+        fprintf(f, "    {\"pid\": %d, \"ppid\": %d, \"exe\": ", s->pid, s->ppid);
+        json_str(f, s->exe);
+        fprintf(f, ", \"instructions\": %" PRIu64 ", \"threads\": %d", s->icount, s->threads);
+        if (s->done)
+            fprintf(f, ", \"wait_status\": %d", s->wstatus);
+        fprintf(f, "}%s\n", i + 1 < m->nps ? "," : "");
+    }
+    fprintf(f, "  ]\n}\n");
+    return ferror(f) ? -1 : 0;
+}
+
+int axp_write_exact(axp_machine *m, FILE *f)
+{
+    return exact_write(m, f);
+}

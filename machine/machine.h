@@ -1,0 +1,69 @@
+/*
+ * machine/machine.h: the axp machine as seen from outside.
+ *
+ * A machine is a simulated Alpha 21164 multiprocessor running Linux/Alpha
+ * user programs: it loads an ELF executable (and its interpreter), runs every
+ * guest process and thread it spawns on N simulated CPUs inside this one host
+ * process, and answers their system calls.  Runs are deterministic: the same
+ * program and input give the same interleaving and instruction counts.
+ */
+#ifndef MACHINE_MACHINE_H
+#define MACHINE_MACHINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct axp_machine axp_machine;
+
+typedef struct axp_config {
+    const char *root;       /* guest root overlay (sysroot); NULL: default */
+    int ncpus;              /* simulated CPUs, >= 1 */
+    bool strict;            /* stop on an unsupported system call */
+    bool exact;             /* collect exact execution counts */
+    uint64_t quantum;       /* instructions per CPU per scheduling round; 0: default */
+    uint64_t mhz;           /* simulated clock for guest time; 0: default */
+    FILE *log;              /* diagnostics (stderr if NULL) */
+} axp_config;
+
+#define AXP_DEFAULT_ROOT "/usr/alpha-linux-gnu"
+
+/* What each retired instruction looks like to a timing model or PMU. */
+typedef struct axp_retire {
+    int cpu;                /* simulated CPU */
+    int pid, tid;
+    uint64_t pc;
+    uint32_t word;          /* the instruction */
+    uint16_t id;            /* its row in alpha_optable (0xffff: unknown) */
+    uint64_t ea;            /* effective address of a load/store, else 0 */
+    uint64_t next_pc;       /* where execution continues */
+} axp_retire;
+typedef void (*axp_retire_hook)(void *ctx, const axp_retire *r);
+
+axp_machine *axp_new(const axp_config *cfg, char *err, size_t errsz);
+void axp_free(axp_machine *m);
+
+/* With a hook set, every CPU runs the timed executor, which calls it once
+ * per retired instruction; without one, the functional executor runs and
+ * pays nothing for it.  Set it before axp_run. */
+void axp_set_retire_hook(axp_machine *m, axp_retire_hook fn, void *ctx);
+
+/* Create the first process from PATH (a host path) with argv and envp.
+ * Returns 0, or -1 with a message naming the file and the problem. */
+int axp_spawn(axp_machine *m, const char *path, char *const argv[],
+              char *const envp[], char *err, size_t errsz);
+
+/* Run until the first process and everything it started have finished.
+ * Returns its exit status, 128+N when signal N killed it, or 125 when the
+ * machine itself had to stop (--strict, deadlock). */
+int axp_run(axp_machine *m);
+
+/* Results.  Both return 0, or -1 with errno set. */
+int axp_write_stats(axp_machine *m, FILE *f);
+int axp_write_exact(axp_machine *m, FILE *f);
+
+/* Totals for tests and front ends. */
+uint64_t axp_instructions(const axp_machine *m);
+double axp_host_seconds(const axp_machine *m);
+
+#endif

@@ -1,0 +1,181 @@
+/* axp: run Alpha Linux programs on the simulated machine. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "machine/machine.h"
+
+extern char **environ;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: axp run [OPTIONS] [--] PROGRAM [ARGS...]\n"
+        "\n"
+        "Runs an Alpha Linux executable (static or dynamic) on the simulated\n"
+        "Alpha 21164 machine and exits with its status (128+N if signal N\n"
+        "killed it).\n"
+        "\n"
+        "options:\n"
+        "  --root DIR       Alpha root overlaid on the host's files (default %s)\n"
+        "  --cpus N         simulated CPUs (default 1)\n"
+        "  --stats=FILE     write run statistics as JSON\n"
+        "  --exact FILE     write exact execution counts (see docs/machine.md)\n"
+        "  --strict         stop at the first unsupported system call\n"
+        "  --quantum N      instructions per CPU per scheduling round (default 20000)\n",
+        AXP_DEFAULT_ROOT);
+}
+
+/* "--opt=VALUE" or "--opt VALUE"; NULL when argv[*i] is not --opt. */
+static const char *optval(int argc, char **argv, int *i, const char *opt, bool *missing)
+{
+    size_t l = strlen(opt);
+    const char *a = argv[*i];
+    if (strncmp(a, opt, l))
+        return NULL;
+    if (a[l] == '=')
+        return a + l + 1;
+    if (a[l])
+        return NULL;
+    if (*i + 1 >= argc) {
+        *missing = true;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static bool parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || !*s || *end)
+        return false;
+    *out = v;
+    return true;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    axp_config cfg = { .ncpus = 1 };
+    const char *stats = NULL, *exact = NULL;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i], *v;
+        bool missing = false;
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        if (a[0] != '-')
+            break;
+        if ((v = optval(argc, argv, &i, "--root", &missing))) {
+            cfg.root = v;
+        } else if ((v = optval(argc, argv, &i, "--cpus", &missing))) {
+            uint64_t n;
+            if (!parse_u64(v, &n) || n < 1 || n > 64) {
+                fprintf(stderr, "axp: --cpus: expected a number from 1 to 64, got '%s'\n", v);
+                return 2;
+            }
+            cfg.ncpus = (int)n;
+        } else if ((v = optval(argc, argv, &i, "--quantum", &missing))) {
+            if (!parse_u64(v, &cfg.quantum) || cfg.quantum < 100) {
+                fprintf(stderr, "axp: --quantum: expected a number of at least 100, got '%s'\n", v);
+                return 2;
+            }
+        } else if ((v = optval(argc, argv, &i, "--stats", &missing))) {
+            stats = v;
+        } else if ((v = optval(argc, argv, &i, "--exact", &missing))) {
+            exact = v;
+        } else if (!strcmp(a, "--strict")) {
+            cfg.strict = true;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else {
+            if (missing)
+                fprintf(stderr, "axp: option %s needs a value\n", a);
+            else
+                fprintf(stderr, "axp: unknown option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+        if (missing) {
+            fprintf(stderr, "axp: option %s needs a value\n", a);
+            return 2;
+        }
+    }
+    if (i >= argc) {
+        fprintf(stderr, "axp: no program to run\n");
+        usage(stderr);
+        return 2;
+    }
+    cfg.exact = exact != NULL;
+    char err[1024];
+    axp_machine *m = axp_new(&cfg, err, sizeof err);
+    if (!m) {
+        fprintf(stderr, "axp: %s\n", err);
+        return 2;
+    }
+    /* open the result files first: a bad path should fail before the run */
+    FILE *sf = NULL, *xf = NULL;
+    if (stats && !(sf = fopen(stats, "w"))) {
+        fprintf(stderr, "axp: --stats %s: %s\n", stats, strerror(errno));
+        axp_free(m);
+        return 2;
+    }
+    if (exact && !(xf = fopen(exact, "w"))) {
+        fprintf(stderr, "axp: --exact %s: %s\n", exact, strerror(errno));
+        if (sf)
+            fclose(sf);
+        axp_free(m);
+        return 2;
+    }
+    const char *prog = argv[i];
+    if (axp_spawn(m, prog, argv + i, environ, err, sizeof err) != 0) {
+        fprintf(stderr, "axp: %s\n", err);
+        if (sf)
+            fclose(sf);
+        if (xf)
+            fclose(xf);
+        axp_free(m);
+        return access(prog, F_OK) ? 127 : 126;
+    }
+    int status = axp_run(m);
+    fflush(stdout);
+    if (sf) {
+        if (axp_write_stats(m, sf) || fclose(sf)) {
+            fprintf(stderr, "axp: --stats %s: %s\n", stats, strerror(errno));
+            status = status ? status : 1;
+        }
+    }
+    if (xf) {
+        if (axp_write_exact(m, xf) || fclose(xf)) {
+            fprintf(stderr, "axp: --exact %s: %s\n", exact, strerror(errno));
+            status = status ? status : 1;
+        }
+    }
+    axp_free(m);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    signal(SIGPIPE, SIG_IGN);    /* a guest's broken pipe is its own EPIPE */
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "run"))
+        return cmd_run(argc - 1, argv + 1);
+    fprintf(stderr, "axp: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
