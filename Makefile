@@ -91,6 +91,7 @@ unit-asan: $(BUILD)/asan/tests/unit
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 600
 fuzz_rooms_default := alpha image
+fuzz_rooms_fuzz_profile := profdb
 fuzz_rooms = $(or $(fuzz_rooms_$(1)),$(fuzz_rooms_default))
 define fuzz_rules
 $(BUILD)/fuzz/$(1): tests/fuzz/$(1).c $(foreach r,$(call fuzz_rooms,$(1)),$(call room_srcs,$(r)) $(wildcard $(r)/*.h))
@@ -105,6 +106,13 @@ fuzz: $(FUZZERS)
 	  $$f -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus-$$(basename $$f) tests/fuzz/seeds || exit 1; \
 	done
 
+# ---- test drivers: tests/profdb/NAME.c -> build/tests/profdb/NAME ------
+PROFDB_DRIVERS := $(patsubst tests/profdb/%.c,$(BUILD)/tests/profdb/%,$(wildcard tests/profdb/*.c))
+.PRECIOUS: $(BUILD)/obj/tests/profdb/%.o
+$(BUILD)/tests/profdb/%: $(BUILD)/obj/tests/profdb/%.o $(ROOM_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -o $@ $< $(ROOM_LIBS) $(LIBS)
+
 # ---- Alpha programs and workloads ---------------------------------------
 programs:
 	$(MAKE) -C tests/programs ALPHA_CC=$(ALPHA_CC) OUT=$(abspath $(BUILD))/programs
@@ -112,9 +120,9 @@ workloads:
 	scripts/build-workloads.sh $(abspath $(BUILD))/workloads
 
 # ---- whole suite, benchmarks, demo --------------------------------------
-test: all $(BUILD)/tests/unit $(BUILD)/asan/tests/unit $(FUZZERS) programs workloads
+test: all $(BUILD)/tests/unit $(BUILD)/asan/tests/unit $(FUZZERS) $(PROFDB_DRIVERS) programs workloads
 	scripts/run-tests.sh
-bench: all programs workloads
+bench: all $(PROFDB_DRIVERS) programs workloads
 	scripts/bench.sh
 demo: all programs workloads
 	scripts/demo.sh

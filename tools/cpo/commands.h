@@ -10,5 +10,6 @@ int cmd_relocs(int argc, char **argv);   /* cmd_relocs.c: image/ relocations */
 int cmd_info(int argc, char **argv);     /* cmd_info.c: image/ summary */
 int cmd_cfg(int argc, char **argv);      /* cmd_cfg.c: cfg/ */
 int cmd_addrmap(int argc, char **argv);  /* cmd_addrmap.c: rewriter/ address map */
+int cmd_cat(int argc, char **argv);      /* cmd_cat.c: profdb/ one profile file */
 
 #endif

@@ -15,6 +15,7 @@ static const struct {
     { "cfg",    cmd_cfg,    "cfg IMAGE [--proc NAME] [--dot] control-flow graph of a procedure, or a summary" },
     { "addrmap", cmd_addrmap, "addrmap IMAGE [ADDR]        original address of ADDR in a rewritten image, or the map" },
     { "relocs", cmd_relocs, "relocs IMAGE                 every relocation, by section" },
+    { "cat",    cmd_cat,    "cat [--header] PROFILE       one profile file: header, then offset and count lines" },
 };
 
 static void usage(FILE *f)

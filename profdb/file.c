@@ -1,0 +1,227 @@
+/*
+ * profdb/file.c: reading whole files and replacing them atomically.
+ *
+ * A replacement is written to a hidden temporary name in the same
+ * directory, flushed to disk, renamed over the target and the directory
+ * flushed in turn.  Until the rename the old file is untouched; after it
+ * the new file is complete on disk.  Readers list only visible names, so
+ * they never meet a temporary.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profdb/internal.h"
+
+/* O_NONBLOCK so that a FIFO given by mistake fails instead of hanging. */
+static int open_regular(const char *path, struct stat *st, profdb_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return pd_fail_sys(err, path, "cannot open"), -1;
+    if (fstat(fd, st) < 0) {
+        pd_fail_sys(err, path, "cannot stat");
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        close(fd);
+        pd_fail(err, PROFDB_EINVAL, "%s: not a regular file", path);
+        return -1;
+    }
+    return fd;
+}
+
+static bool read_all(int fd, const char *path, uint8_t *buf, size_t want, size_t *got,
+                     profdb_error *err)
+{
+    size_t n = 0;
+    while (n < want) {
+        ssize_t r = read(fd, buf + n, want - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return pd_fail_sys(err, path, "cannot read");
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    *got = n;
+    return true;
+}
+
+bool pd_slurp(const char *path, uint8_t **data, size_t *size, profdb_error *err)
+{
+    struct stat st;
+    *data = NULL;
+    *size = 0;
+    int fd = open_regular(path, &st, err);
+    if (fd < 0)
+        return false;
+    if ((uint64_t)st.st_size > (uint64_t)PROFDB_MAX_ENTRIES * 24 + PROFDB_HDR_MAX) {
+        close(fd);
+        return pd_fail(err, PROFDB_ECORRUPT, "%s: %lld bytes, too large for a profile", path,
+                       (long long)st.st_size);
+    }
+    size_t want = (size_t)st.st_size;
+    uint8_t *buf = malloc(want ? want : 1);
+    if (!buf) {
+        close(fd);
+        return pd_fail(err, PROFDB_ENOMEM, "%s: out of memory", path);
+    }
+    size_t got;
+    bool ok = read_all(fd, path, buf, want, &got, err);
+    close(fd);
+    if (!ok) {
+        free(buf);
+        return false;
+    }
+    *data = buf;
+    *size = got;   /* a file shrinking under us shows up as truncation */
+    return true;
+}
+
+bool pd_slurp_head(const char *path, size_t max, uint8_t **data, size_t *got,
+                   uint64_t *file_size, profdb_error *err)
+{
+    struct stat st;
+    *data = NULL;
+    int fd = open_regular(path, &st, err);
+    if (fd < 0)
+        return false;
+    size_t want = (uint64_t)st.st_size < max ? (size_t)st.st_size : max;
+    uint8_t *buf = malloc(want ? want : 1);
+    if (!buf) {
+        close(fd);
+        return pd_fail(err, PROFDB_ENOMEM, "%s: out of memory", path);
+    }
+    bool ok = read_all(fd, path, buf, want, got, err);
+    close(fd);
+    if (!ok) {
+        free(buf);
+        return false;
+    }
+    *data = buf;
+    *file_size = *got < want ? *got : (uint64_t)st.st_size;
+    return true;
+}
+
+bool pd_fsync_dir(const char *dir, profdb_error *err)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return pd_fail_sys(err, dir, "cannot open directory");
+    /* Some filesystems cannot sync a directory; they report EINVAL. */
+    if (fsync(fd) < 0 && errno != EINVAL) {
+        pd_fail_sys(err, dir, "cannot sync directory");
+        close(fd);
+        return false;
+    }
+    close(fd);
+    return true;
+}
+
+bool pd_mkdir(const char *path, bool sync_parent, profdb_error *err)
+{
+    if (mkdir(path, 0777) == 0) {
+        if (!sync_parent)
+            return true;
+        char *parent = strdup(path), *slash;
+        if (!parent)
+            return pd_fail(err, PROFDB_ENOMEM, "out of memory");
+        slash = strrchr(parent, '/');
+        if (slash)
+            *slash = '\0';
+        bool ok = pd_fsync_dir(slash ? (*parent ? parent : "/") : ".", err);
+        free(parent);
+        return ok;
+    }
+    if (errno == EEXIST) {
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            return true;
+        errno = ENOTDIR;
+    }
+    return pd_fail_sys(err, path, "cannot create directory");
+}
+
+static bool write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return false;
+        if (w == 0) {
+            errno = ENOSPC;
+            return false;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+bool pd_write_atomic(const char *dir, const char *name, const void *data, size_t size,
+                     bool sync_dir, profdb_error *err)
+{
+    char *target = pd_join(dir, name, NULL, err);
+    if (!target)
+        return false;
+    size_t tlen = strlen(dir) + strlen(name) + 40;
+    char *tmp = malloc(tlen);
+    if (!tmp) {
+        free(target);
+        return pd_fail(err, PROFDB_ENOMEM, "out of memory");
+    }
+    /* Random, not the pid alone: hosts sharing a directory over NFS have
+     * overlapping pids. */
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 8; tries++) {
+        uint64_t r;
+        if (getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r)
+            r = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^ (uint64_t)tries * 0x9e3779b97f4a7c15ull;
+        snprintf(tmp, tlen, "%s/.%s.%016" PRIx64 ".tmp", dir, name, r);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    bool ok = false;
+    if (fd < 0) {
+        pd_fail_sys(err, target, "cannot create a temporary file beside it");
+        goto out;
+    }
+    if (!write_all(fd, data, size)) {
+        pd_fail_sys(err, target, "cannot write");
+    } else if (fsync(fd) < 0) {
+        pd_fail_sys(err, target, "cannot sync to disk");
+    } else if (close(fd) < 0) {
+        fd = -1;
+        pd_fail_sys(err, target, "cannot write (on close)");
+    } else {
+        fd = -1;
+        if (rename(tmp, target) < 0)
+            pd_fail_sys(err, target, "cannot rename the new version into place");
+        else
+            ok = !sync_dir || pd_fsync_dir(dir, err);
+        if (ok)
+            goto out;
+    }
+    if (fd >= 0)
+        close(fd);
+    int e = errno;
+    unlink(tmp);
+    errno = e;
+out:
+    free(tmp);
+    free(target);
+    return ok;
+}

@@ -1,0 +1,57 @@
+/* profdb/internal.h: what the profdb files share and nobody else sees. */
+#ifndef PROFDB_INTERNAL_H
+#define PROFDB_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "profdb/profdb.h"
+
+struct profdb {
+    char *dir;
+    unsigned flags;
+    int level;
+    void (*warn)(void *ctx, const char *msg);
+    void *warn_ctx;
+};
+
+#define PROFDB_MARKER     "current"
+#define PROFDB_SUFFIX     ".prof"
+#define PROFDB_LOCKFILE   ".lock"
+#define PROFDB_HDR_FIXED  82     /* bytes before the variable header fields */
+#define PROFDB_HDR_MAX    65536
+
+/* error.c */
+bool pd_fail(profdb_error *err, profdb_err code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+bool pd_fail_sys(profdb_error *err, const char *path, const char *what);
+void pd_warn(profdb *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *pd_strdup(const char *s, profdb_error *err);
+char *pd_join(const char *a, const char *b, const char *c, profdb_error *err);
+
+/* names.c: escaping and parsing the names of directories and files */
+bool pd_check_name(const char *s, const char *what, profdb_error *err);
+void pd_escape(const char *s, bool dot_ok, char *out, size_t size);
+bool pd_epoch_valid(const char *name);
+int pd_epoch_cmp(const char *a, const char *b);
+bool pd_profile_name(const char *key, const char *event, char *out, size_t size);
+bool pd_key_valid(const char *key);
+bool pd_hostname(char *buf, size_t size, profdb_error *err);
+
+/* format.c: the header alone, from the first `avail` bytes of a file of
+ * `fsize` bytes */
+bool pd_decode_header(const uint8_t *d, size_t avail, uint64_t fsize, const char *name,
+                      profdb_info *h, profdb_error *err);
+
+/* file.c: whole-file I/O and atomic replacement */
+bool pd_slurp(const char *path, uint8_t **data, size_t *size, profdb_error *err);
+bool pd_slurp_head(const char *path, size_t max, uint8_t **data, size_t *got,
+                   uint64_t *file_size, profdb_error *err);
+bool pd_write_atomic(const char *dir, const char *name, const void *data, size_t size,
+                     bool sync_dir, profdb_error *err);
+bool pd_fsync_dir(const char *dir, profdb_error *err);
+bool pd_mkdir(const char *path, bool sync_parent, profdb_error *err);
+
+/* merge.c / read.c helpers shared with epoch.c */
+bool pd_current_or_create(profdb *db, char name[PROFDB_EPOCH_MAX], profdb_error *err);
+
+#endif
