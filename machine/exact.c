@@ -130,6 +130,14 @@ void exact_attach(thread *t, block *b)
     xb->run = xget(t->m->x, XR_BLOCK, 0, xb->img, xb->img, at, b->end + (uint64_t)xb->link);
     xb->cto[0] = xb->cto[1] = 1;   /* never a pc: pcs are aligned */
     b->x = (struct xblock *)xb;
+    if (b->exit == BX_COND) {
+        /* a branch never taken still names its target */
+        int img2;
+        uint64_t at2;
+        where(t->mm, b->target, &img2, &at2);
+        xb->cedge[0] = xget(t->m->x, XR_EDGE, 'T', xb->img, img2, b->end - 4 + (uint64_t)xb->link, at2);
+        xb->cto[0] = b->target;
+    }
 }
 
 void exact_detach(machine *m, mm *x, block *b)
@@ -258,7 +266,7 @@ int exact_write(machine *m, FILE *f)
     size_t n = 0;
     for (size_t i = 0; i <= x->mask; i++)
         for (xrec *r = x->tab[i]; r; r = r->next)
-            if (r->count)
+            if (r->count || (r->type == XR_EDGE && r->kind == 'T'))
                 all[n++] = r;
     qsort(all, n, sizeof *all, cmp_rec);
     static const char *const names[] = { "block", "entry", "edge", "exit" };

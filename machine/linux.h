@@ -97,6 +97,9 @@ enum {
 #define FPCR_SUM   (1ULL << 63)
 #define FPCR_STATUS (FPCR_INV | FPCR_DZE | FPCR_OVF | FPCR_UNF | FPCR_INE | FPCR_IOV)
 #define FPCR_MASK  0xffff800000000000ULL
+/* What Linux starts a program with: round to nearest, every trap disabled
+ * (the software control word of 0 as an FPCR). */
+#define FPCR_INITIAL (FPCR_DNOD | FPCR_INVD | FPCR_DZED | FPCR_OVFD | FPCR_UNFD | FPCR_INED | (2ULL << FPCR_DYN_SHIFT))
 
 #define SWCR_TRAP_INV (1ULL << 1)
 #define SWCR_TRAP_DZE (1ULL << 2)

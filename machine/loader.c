@@ -493,7 +493,7 @@ int load_program(thread *t, const char *hostpath, const char *gpath,
     t->uniq = 0;
     t->lock = false;
     t->swcr = 0;
-    t->fpcr = FPCR_DYN_MASK & (2ULL << FPCR_DYN_SHIFT);
+    t->fpcr = FPCR_INITIAL;
     free(t->p->exe);
     t->p->exe = strdup(gp);
     r = 0;

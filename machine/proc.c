@@ -79,7 +79,7 @@ thread *thread_new(machine *m, proc *p)
     t->state = T_BLOCKED;       /* until made runnable */
     t->wdeadline = -1;
     t->wfd = -1;
-    t->fpcr = 2ULL << FPCR_DYN_SHIFT;
+    t->fpcr = FPCR_INITIAL;
     t->ss_flags = A_SS_DISABLE;
     /* keep creation order: the scheduler walks this list */
     thread **pp = &p->threads;
