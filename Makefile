@@ -113,6 +113,13 @@ $(BUILD)/tests/profdb/%: $(BUILD)/obj/tests/profdb/%.o $(ROOM_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) -o $@ $< $(ROOM_LIBS) $(LIBS)
 
+# ---- driver test programs: tests/driver/NAME.c -> build/tests/driver/NAME
+DRIVER_TESTS := $(patsubst tests/driver/%.c,$(BUILD)/tests/driver/%,$(wildcard tests/driver/*.c))
+.PRECIOUS: $(BUILD)/obj/tests/driver/%.o
+$(BUILD)/tests/driver/%: $(BUILD)/obj/tests/driver/%.o $(BUILD)/lib/libcpo_collector.a
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -o $@ $^ $(LIBS)
+
 # ---- Alpha programs and workloads ---------------------------------------
 programs:
 	$(MAKE) -C tests/programs ALPHA_CC=$(ALPHA_CC) OUT=$(abspath $(BUILD))/programs
@@ -120,9 +127,9 @@ workloads:
 	scripts/build-workloads.sh $(abspath $(BUILD))/workloads
 
 # ---- whole suite, benchmarks, demo --------------------------------------
-test: all $(BUILD)/tests/unit $(BUILD)/asan/tests/unit $(FUZZERS) $(PROFDB_DRIVERS) programs workloads
+test: all $(BUILD)/tests/unit $(BUILD)/asan/tests/unit $(FUZZERS) $(DRIVER_TESTS) $(PROFDB_DRIVERS) programs workloads
 	scripts/run-tests.sh
-bench: all $(PROFDB_DRIVERS) programs workloads
+bench: all $(DRIVER_TESTS) $(PROFDB_DRIVERS) programs workloads
 	scripts/bench.sh
 demo: all programs workloads
 	scripts/demo.sh

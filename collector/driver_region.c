@@ -353,8 +353,7 @@ static int create_region(const char *path, uint32_t ncpus, uint32_t table, uint3
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     h->created_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    atomic_thread_fence(memory_order_release);
-    memcpy(h->magic, DRV_MAGIC, 8);
+    memcpy(h->magic, DRV_MAGIC, 8);   /* last: nothing reads it before link() below */
     munmap(m, l.total);
     if (link(tmp, path) != 0) {
         rc = errno == EEXIST ? DRV_EBUSY
