@@ -1,0 +1,431 @@
+/*
+ * cfg/: frequency-equivalence classes and loops on hand-made graphs, checked
+ * against the definition (brute force) and against counts from random walks;
+ * then whole programs from build/programs (skipped when missing).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg/cfg.h"
+
+/* ---- hand-made graphs ------------------------------------------------------ */
+
+typedef struct { uint32_t from, to; } E;
+#define X CFG_EXIT
+
+/* A procedure of nb blocks (block 0 the entry) and the given edges. */
+static cfg_proc *mkproc(uint32_t nb, const E *es, size_t ne)
+{
+    cfg_proc *f = calloc(1, sizeof *f);
+    f->nblocks = nb;
+    f->blocks = calloc(nb, sizeof *f->blocks);
+    f->nedges = ne + 1;
+    f->edges = calloc(ne + 1, sizeof *f->edges);
+    f->edges[0] = (cfg_edge){ CFG_ENTRY, 0, CFG_EDGE_ENTRY, 0, CFG_NONE };
+    for (size_t i = 0; i < ne; i++)
+        f->edges[i + 1] = (cfg_edge){ es[i].from, es[i].to,
+                                      es[i].to == X ? CFG_EDGE_RETURN : CFG_EDGE_TAKEN, 0, CFG_NONE };
+    for (uint32_t b = 0; b < nb; b++)
+        f->blocks[b] = (cfg_block){ .start = 4 * b, .end = 4 * b + 4, .eqclass = CFG_NONE,
+                                    .loop = CFG_NONE };
+    f->blocks[0].flags = CFG_BF_ENTRY;
+    f->start = 0;
+    f->end = 4 * nb;
+    f->out_edges = malloc(f->nedges * sizeof *f->out_edges);
+    f->in_edges = malloc(f->nedges * sizeof *f->in_edges);
+    uint32_t o = 0, in = 0;
+    for (uint32_t b = 0; b < nb; b++) {
+        f->blocks[b].first_out = o;
+        f->blocks[b].first_in = in;
+        for (size_t e = 0; e < f->nedges; e++) {
+            if (f->edges[e].from == b)
+                f->out_edges[o++] = (uint32_t)e, f->blocks[b].nout++;
+            if (f->edges[e].to == b)
+                f->in_edges[in++] = (uint32_t)e, f->blocks[b].nin++;
+        }
+    }
+    return f;
+}
+
+static void freeproc(cfg_proc *f)
+{
+    free(f->blocks);
+    free(f->edges);
+    free(f->out_edges);
+    free(f->in_edges);
+    free(f->loops);
+    free(f);
+}
+
+#define BC(f, b) ((f)->blocks[b].eqclass)
+#define EC(f, e) ((f)->edges[(e) + 1].eqclass)   /* e: index in the E list */
+
+Test(cfg_equiv, straight_line)
+{
+    E es[] = { { 0, 1 }, { 1, 2 }, { 2, X } };
+    cfg_proc *f = mkproc(3, es, 3);
+    cfg_equiv(f);
+    cr_assert_eq(BC(f, 0), BC(f, 1));
+    cr_assert_eq(BC(f, 1), BC(f, 2));
+    cr_assert_eq(EC(f, 0), BC(f, 0));
+    cr_assert_eq(EC(f, 2), BC(f, 0));
+    cr_assert_eq(f->nclasses, 1);
+    freeproc(f);
+}
+
+Test(cfg_equiv, diamond)
+{
+    E es[] = { { 0, 1 }, { 0, 2 }, { 1, 3 }, { 2, 3 }, { 3, X } };
+    cfg_proc *f = mkproc(4, es, 5);
+    cfg_equiv(f);
+    cr_assert_eq(BC(f, 0), BC(f, 3));
+    cr_assert_neq(BC(f, 1), BC(f, 0));
+    cr_assert_neq(BC(f, 2), BC(f, 0));
+    cr_assert_neq(BC(f, 1), BC(f, 2));
+    cr_assert_eq(EC(f, 0), BC(f, 1));
+    cr_assert_eq(EC(f, 2), BC(f, 1));
+    cr_assert_eq(EC(f, 1), BC(f, 2));
+    cr_assert_eq(EC(f, 3), BC(f, 2));
+    cr_assert_eq(EC(f, 4), BC(f, 0));
+    freeproc(f);
+}
+
+Test(cfg_equiv, while_loop)
+{
+    E es[] = { { 0, 1 }, { 1, 2 }, { 2, 1 }, { 1, 3 }, { 3, X } };
+    cfg_proc *f = mkproc(4, es, 5);
+    cfg_equiv(f);
+    cr_assert_eq(BC(f, 0), BC(f, 3));
+    cr_assert_neq(BC(f, 1), BC(f, 0));
+    cr_assert_eq(BC(f, 2), EC(f, 1));
+    cr_assert_eq(BC(f, 2), EC(f, 2));
+    cr_assert_neq(BC(f, 2), BC(f, 1));
+    cr_assert_eq(EC(f, 3), BC(f, 0));
+    freeproc(f);
+}
+
+Test(cfg_equiv, self_loop)
+{
+    E es[] = { { 0, 1 }, { 1, 1 }, { 1, 2 }, { 2, X } };
+    cfg_proc *f = mkproc(3, es, 4);
+    cfg_equiv(f);
+    cr_assert_eq(BC(f, 0), BC(f, 2));
+    cr_assert_neq(BC(f, 1), BC(f, 0));
+    cr_assert_neq(EC(f, 1), BC(f, 1));
+    cr_assert_neq(EC(f, 1), BC(f, 0));
+    freeproc(f);
+}
+
+Test(cfg_equiv, infinite_loop)
+{
+    /* No way out: the builder adds a never-run edge to the exit. */
+    E es[] = { { 0, 1 }, { 1, 2 }, { 2, 1 } };
+    cfg_proc *f = mkproc(3, es, 3);
+    cfg_equiv(f);
+    cr_assert_eq(BC(f, 1), BC(f, 2));
+    cr_assert_neq(BC(f, 0), BC(f, 1));
+    freeproc(f);
+}
+
+Test(cfg_equiv, unreachable_block)
+{
+    E es[] = { { 0, 1 }, { 1, X }, { 2, 1 } };
+    cfg_proc *f = mkproc(3, es, 3);
+    cfg_equiv(f);
+    cr_assert_neq(BC(f, 0), BC(f, 1));
+    cr_assert_neq(BC(f, 2), BC(f, 1));
+    cr_assert_neq(BC(f, 2), BC(f, 0));
+    freeproc(f);
+}
+
+Test(cfg_equiv, missing_edges)
+{
+    E es[] = { { 0, 1 }, { 1, 2 }, { 2, X } };
+    cfg_proc *f = mkproc(3, es, 3);
+    f->flags |= CFG_PF_MISSING;
+    cfg_equiv(f);
+    cr_assert_eq(f->nclasses, 3 + 4);
+    cr_assert_neq(BC(f, 0), BC(f, 1));
+    freeproc(f);
+}
+
+/* Brute force: in the split undirected graph closed by exit->entry, two
+ * edges are cycle equivalent exactly when removing both disconnects it. */
+typedef struct { uint32_t u, v; } UE;
+
+static bool connected_without(const UE *g, size_t ne, uint32_t nn, size_t a, size_t b)
+{
+    uint32_t *comp = malloc(nn * sizeof *comp);
+    for (uint32_t i = 0; i < nn; i++)
+        comp[i] = i;
+    for (bool ch = true; ch;) {
+        ch = false;
+        for (size_t e = 0; e < ne; e++) {
+            if (e == a || e == b)
+                continue;
+            uint32_t m = comp[g[e].u] < comp[g[e].v] ? comp[g[e].u] : comp[g[e].v];
+            if (comp[g[e].u] != m || comp[g[e].v] != m)
+                comp[g[e].u] = comp[g[e].v] = m, ch = true;
+        }
+    }
+    bool ok = true;
+    for (uint32_t i = 0; i < nn; i++)
+        ok &= comp[i] == comp[0];
+    free(comp);
+    return ok;
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 33;
+}
+
+/* A random CFG where every block is reachable and reaches the exit. */
+static cfg_proc *random_proc(uint64_t *s, uint32_t nb, E *es, size_t *ne)
+{
+    size_t n = 0;
+    for (uint32_t b = 0; b + 1 < nb; b++)
+        es[n++] = (E){ b, b + 1 };          /* a spine keeps it connected */
+    es[n++] = (E){ nb - 1, X };
+    size_t extra = rnd(s) % (2 * nb);
+    for (size_t i = 0; i < extra; i++) {
+        uint32_t a = (uint32_t)(rnd(s) % nb), z = (uint32_t)(rnd(s) % (nb + 1));
+        es[n++] = (E){ a, z == nb ? X : z };
+    }
+    *ne = n;
+    return mkproc(nb, es, n);
+}
+
+Test(cfg_equiv, matches_definition_on_random_graphs)
+{
+    uint64_t s = 12345;
+    for (int round = 0; round < 300; round++) {
+        uint32_t nb = 1 + (uint32_t)(rnd(&s) % 7);
+        E es[64];
+        size_t ne;
+        cfg_proc *f = random_proc(&s, nb, es, &ne);
+        cfg_equiv(f);
+        /* Undirected split graph: 0 entry, 1 exit, block b in 2+2b, out 3+2b;
+         * edge ids: blocks, then f->edges, then exit->entry. */
+        size_t tot = nb + f->nedges + 1;
+        UE *g = malloc(tot * sizeof *g);
+        uint32_t *cls = malloc(tot * sizeof *cls);
+        for (uint32_t b = 0; b < nb; b++) {
+            g[b] = (UE){ 2 + 2 * b, 3 + 2 * b };
+            cls[b] = f->blocks[b].eqclass;
+        }
+        for (size_t e = 0; e < f->nedges; e++) {
+            const cfg_edge *x = &f->edges[e];
+            g[nb + e] = (UE){ x->from == CFG_ENTRY ? 0 : 3 + 2 * x->from,
+                              x->to == CFG_EXIT ? 1 : 2 + 2 * x->to };
+            cls[nb + e] = x->eqclass;
+        }
+        g[tot - 1] = (UE){ 1, 0 };
+        cls[tot - 1] = CFG_NONE;
+        for (size_t a = 0; a + 1 < tot; a++)
+            for (size_t b = a + 1; b + 1 < tot; b++) {
+                bool equiv = !connected_without(g, tot, 2 + 2 * nb, a, b);
+                cr_assert_eq(equiv, cls[a] == cls[b],
+                             "round %d (%u blocks): items %zu and %zu: definition says %d",
+                             round, nb, a, b, equiv);
+            }
+        free(g);
+        free(cls);
+        freeproc(f);
+    }
+}
+
+Test(cfg_equiv, classes_have_equal_counts_on_random_walks)
+{
+    uint64_t s = 777;
+    for (int round = 0; round < 200; round++) {
+        uint32_t nb = 2 + (uint32_t)(rnd(&s) % 10);
+        E es[64];
+        size_t ne;
+        cfg_proc *f = random_proc(&s, nb, es, &ne);
+        cfg_equiv(f);
+        uint64_t *bc = calloc(nb, sizeof *bc), *ec = calloc(f->nedges, sizeof *ec);
+        for (int walk = 0; walk < 50; walk++) {
+            uint32_t b = 0;
+            ec[0]++;
+            for (int steps = 0; steps < 10000; steps++) {
+                bc[b]++;
+                const cfg_block *bl = &f->blocks[b];
+                /* After a while follow the spine (every block's first
+                 * edge), which always reaches the exit: every walk ends. */
+                uint32_t e = f->out_edges[bl->first_out + (steps > 200 ? 0 : rnd(&s) % bl->nout)];
+                ec[e]++;
+                if (f->edges[e].to == CFG_EXIT)
+                    break;
+                b = f->edges[e].to;
+            }
+        }
+        for (size_t x = 0; x < nb + f->nedges; x++)
+            for (size_t y = 0; y < nb + f->nedges; y++) {
+                uint32_t cx = x < nb ? f->blocks[x].eqclass : f->edges[x - nb].eqclass;
+                uint32_t cy = y < nb ? f->blocks[y].eqclass : f->edges[y - nb].eqclass;
+                uint64_t nx = x < nb ? bc[x] : ec[x - nb], ny = y < nb ? bc[y] : ec[y - nb];
+                if (cx == cy)
+                    cr_assert_eq(nx, ny, "round %d: same class %u, counts %llu and %llu",
+                                 round, cx, (unsigned long long)nx, (unsigned long long)ny);
+            }
+        free(bc);
+        free(ec);
+        freeproc(f);
+    }
+}
+
+Test(cfg_loops, nested)
+{
+    /* 0 -> 1 (outer header) -> 2 (inner header) -> 3 -> 2 ; 3 -> 4 -> 1 ; 4 -> 5 -> exit */
+    E es[] = { { 0, 1 }, { 1, 2 }, { 2, 3 }, { 3, 2 }, { 3, 4 }, { 4, 1 }, { 4, 5 }, { 5, X } };
+    cfg_proc *f = mkproc(6, es, 8);
+    cfg_loops(f);
+    cr_assert_eq(f->nloops, 2);
+    cr_assert_eq(f->blocks[0].loop_depth, 0);
+    cr_assert_eq(f->blocks[1].loop_depth, 1);
+    cr_assert_eq(f->blocks[2].loop_depth, 2);
+    cr_assert_eq(f->blocks[3].loop_depth, 2);
+    cr_assert_eq(f->blocks[4].loop_depth, 1);
+    cr_assert_eq(f->blocks[5].loop_depth, 0);
+    const cfg_loop *inner = &f->loops[f->blocks[2].loop];
+    cr_assert_eq(inner->header, 2);
+    cr_assert_eq(inner->nblocks, 2);
+    cr_assert_eq(f->loops[inner->parent].header, 1);
+    cr_assert_eq(f->loops[inner->parent].nblocks, 4);
+    cr_assert(!(f->flags & CFG_PF_IRREDUCIBLE));
+    freeproc(f);
+}
+
+Test(cfg_loops, irreducible)
+{
+    E es[] = { { 0, 1 }, { 0, 2 }, { 1, 2 }, { 2, 1 }, { 2, X } };
+    cfg_proc *f = mkproc(3, es, 5);
+    cfg_loops(f);
+    cr_assert(f->flags & CFG_PF_IRREDUCIBLE);
+    cr_assert_eq(f->nloops, 0);
+    freeproc(f);
+}
+
+Test(cfg_loops, unreachable_is_marked)
+{
+    E es[] = { { 0, X }, { 1, 1 } };
+    cfg_proc *f = mkproc(2, es, 2);
+    cfg_loops(f);
+    cr_assert(f->blocks[1].flags & CFG_BF_UNREACH);
+    cr_assert(!(f->blocks[0].flags & CFG_BF_UNREACH));
+    freeproc(f);
+}
+
+/* ---- real programs -------------------------------------------------------- */
+
+static image *open_program(const char *name)
+{
+    const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+    char path[512];
+    snprintf(path, sizeof path, "%s/programs/%s", build, name);
+    image_error err;
+    image *img = image_open(path, &err);
+    if (!img) {
+        if (err.code == IMG_EIO)
+            cr_skip_test("%s missing: run `make programs`", path);
+        cr_assert_fail("%s", err.msg);
+    }
+    return img;
+}
+
+/* Invariants every CFG must satisfy. */
+static void check_program(const cfg_program *p)
+{
+    for (size_t i = 0; i < p->nprocs; i++) {
+        const cfg_proc *f = &p->procs[i];
+        cr_assert_lt(f->start, f->end, "%s", f->name);
+        if (i)
+            cr_assert_geq(f->start, p->procs[i - 1].end, "%s overlaps", f->name);
+        cr_assert_gt(f->nblocks, 0);
+        cr_assert_eq(f->blocks[0].start, f->start);
+        cr_assert(f->blocks[0].flags & CFG_BF_ENTRY);
+        cr_assert_eq(f->blocks[f->nblocks - 1].end, f->end, "%s", f->name);
+        for (size_t b = 0; b + 1 < f->nblocks; b++)
+            cr_assert_eq(f->blocks[b].end, f->blocks[b + 1].start, "%s B%zu", f->name, b);
+        for (size_t e = 0; e < f->nedges; e++) {
+            const cfg_edge *x = &f->edges[e];
+            cr_assert(x->from == CFG_ENTRY || x->from < f->nblocks);
+            cr_assert(x->to == CFG_EXIT || x->to < f->nblocks);
+            if (x->to < f->nblocks && x->kind != CFG_EDGE_ENTRY)
+                cr_assert_eq(f->blocks[x->to].start, x->target, "%s edge %zu", f->name, e);
+            cr_assert_lt(x->eqclass, f->nclasses);
+        }
+        for (size_t b = 0; b < f->nblocks; b++)
+            cr_assert_lt(f->blocks[b].eqclass, f->nclasses);
+    }
+}
+
+Test(cfg_program, switch_table_resolved)
+{
+    image *img = open_program("bytecode-dyn");
+    char err[256];
+    cfg_program *p = cfg_build(img, err, sizeof err);
+    cr_assert_not_null(p, "%s", err);
+    check_program(p);
+    size_t tables = 0, missing = 0;
+    for (size_t i = 0; i < p->nprocs; i++) {
+        tables += p->procs[i].ntables;
+        missing += (p->procs[i].flags & CFG_PF_MISSING) != 0;
+        for (size_t t = 0; t < p->procs[i].ntables; t++)
+            cr_assert_gt(p->procs[i].tables[t].count, 1);
+    }
+    cr_assert_geq(tables, 1, "the interpreter's switch should be a resolved jump table");
+    cr_assert_eq(missing, 0);
+    const cfg_proc *m = cfg_proc_named(p, "main");
+    cr_assert_not_null(m);
+    cr_assert_eq(cfg_proc_at(p, m->start + 4), m);
+    cr_assert_eq(cfg_block_at(m, m->start), 0);
+    cfg_free(p);
+    image_close(img);
+}
+
+Test(cfg_program, static_program_invariants)
+{
+    image *img = open_program("funcptr-static");
+    char err[256];
+    cfg_program *p = cfg_build(img, err, sizeof err);
+    cr_assert_not_null(p, "%s", err);
+    check_program(p);
+    cr_assert_gt(p->nprocs, 500);
+    /* Loops were found somewhere, and every loop header dominates its body. */
+    size_t loops = 0;
+    for (size_t i = 0; i < p->nprocs; i++)
+        loops += p->procs[i].nloops;
+    cr_assert_gt(loops, 100);
+    cfg_free(p);
+    image_close(img);
+}
+
+Test(cfg_program, printing)
+{
+    image *img = open_program("intloop-dyn");
+    char err[256];
+    cfg_program *p = cfg_build(img, err, sizeof err);
+    cr_assert_not_null(p, "%s", err);
+    const cfg_proc *m = cfg_proc_named(p, "main");
+    cr_assert_not_null(m);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cfg_print_dot(f, p, m);
+    fclose(f);
+    cr_assert(strstr(buf, "digraph \"main\"") == buf);
+    cr_assert(strstr(buf, "ENTRY -> B0"));
+    free(buf);
+    f = open_memstream(&buf, &len);
+    cfg_print(f, p, m);
+    fclose(f);
+    cr_assert(strstr(buf, "proc main"));
+    free(buf);
+    cfg_free(p);
+    image_close(img);
+}
