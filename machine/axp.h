@@ -223,7 +223,7 @@ typedef struct fdtable {
 } fdtable;
 
 enum { T_RUNNABLE, T_BLOCKED, T_DEAD };
-enum { W_NONE, W_FD, W_FUTEX, W_CHILD, W_SLEEP, W_VFORK, W_SIGNAL, W_POLL };
+enum { W_NONE, W_FD, W_FUTEX, W_CHILD, W_SLEEP, W_VFORK, W_SIGNAL, W_POLL, W_HOST };
 
 struct thread {
     uint64_t r[33];      /* r[31] stays zero; r[32] absorbs writes to r31 */
@@ -317,6 +317,7 @@ struct proc {
     rlim rl[NRLIM];
     int64_t start_ns;
     int stat_index;      /* its record in m->pstats */
+    int hostpid;         /* > 0: a proxy for this host process (hostproc.c) */
 };
 
 typedef struct cpu {
@@ -364,6 +365,7 @@ struct axp_machine {
     int next_pid;
     proc *init;
     int nlive;           /* live threads */
+    uint64_t wake_gen;      /* bumped whenever a blocked thread may wake */
 
     uint64_t base_cycles;   /* guest time at the start of this round */
     int64_t rt0_ns;         /* host realtime when the machine started */
@@ -484,6 +486,13 @@ void hpath_free(hpath *h);
 char *path_host_for_exec(machine *m, proc *p, const char *gpath, int *err);
 char *path_join_norm(const char *base, const char *rel);
 int path_virtual(thread *t, const char *gpath, char **exe_link);
+
+/* Host programs exec'd by guests (hostproc.c). */
+bool hostproc_can_run(const char *hostpath);
+long hostproc_exec(thread *t, const char *hostpath, char *const argv[], char *const envp[]);
+void hostproc_check(thread *t);
+void hostproc_signal(proc *p, int sig);
+int sig_to_host(int sig);
 
 /* Loader (loader.c). */
 int load_program(thread *t, const char *hostpath, const char *gpath,

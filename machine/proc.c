@@ -166,7 +166,7 @@ static void wake_waiters(machine *m, proc *parent)
     for (thread *t = parent->threads; t; t = t->p_next)
         if (t->state == T_BLOCKED && t->wkind == W_CHILD)
             t->woken = true;
-    (void)m;
+    m->wake_gen++;
 }
 
 /* The last thread is gone: release everything, tell the parent. */
@@ -200,6 +200,7 @@ static void proc_zombie(machine *m, proc *p)
     if (p->vfork_parent) {
         p->vfork_parent->woken = true;
         p->vfork_parent = NULL;
+        m->wake_gen++;
     }
     if (p == m->init) {
         m->init_done = true;

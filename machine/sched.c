@@ -82,6 +82,8 @@ void sched_wake_futex(machine *m, mm *x, uint64_t addr, int n, uint32_t bits, in
             t->woken = true;
             (*woken)++;
         }
+    if (*woken)
+        m->wake_gen++;
 }
 
 static void fire_timers(machine *m, int64_t now)
@@ -100,37 +102,48 @@ static void fire_timers(machine *m, int64_t now)
     }
 }
 
-/* Retry every blocked call whose condition may hold.  Returns true when
- * some thread became runnable. */
+/* Retry every blocked call whose condition may hold, again while retries
+ * wake others (a proxy's exit wakes its parent's wait4).  Returns true
+ * when some thread became runnable. */
 static bool wake_blocked(machine *m, int64_t now, bool *fdwait, int64_t *next_deadline)
 {
     bool any = false;
-    *fdwait = false;
-    *next_deadline = -1;
-    for (thread *t = m->threads; t; t = t->all_next) {
-        if (t->state != T_BLOCKED)
-            continue;
-        bool go = t->woken;
-        if (t->wdeadline >= 0 && now >= t->wdeadline)
-            go = true;
-        if (t->wkind == W_CHILD && t->p->child_event)
-            go = true;
-        if (t->wkind == W_FD || t->wkind == W_POLL || t->wkind == W_SIGNAL)
-            go = true;     /* the call checks for itself */
-        if (!go) {
-            if (t->wdeadline >= 0 && (*next_deadline < 0 || t->wdeadline < *next_deadline))
-                *next_deadline = t->wdeadline;
-            continue;
-        }
-        syscall_retry(t);
-        if (t->state == T_RUNNABLE) {
-            any = true;
-        } else {
+    for (int pass = 0; pass < 16; pass++) {
+        uint64_t gen = m->wake_gen;
+        bool progress = false;
+        *fdwait = false;
+        *next_deadline = -1;
+        for (thread *t = m->threads; t; t = t->all_next) {
+            if (t->state != T_BLOCKED)
+                continue;
+            if (t->wkind == W_HOST) {
+                hostproc_check(t);
+                if (t->state == T_BLOCKED)
+                    *fdwait = true;
+                else
+                    progress = true;
+                continue;
+            }
+            bool go = t->woken;
+            if (t->wdeadline >= 0 && now >= t->wdeadline)
+                go = true;
+            if (t->wkind == W_CHILD && t->p->child_event)
+                go = true;
+            if (t->wkind == W_FD || t->wkind == W_POLL || t->wkind == W_SIGNAL)
+                go = true;     /* the call checks for itself */
+            if (go)
+                syscall_retry(t);
+            if (t->state == T_RUNNABLE) {
+                progress = any = true;
+                continue;
+            }
             if (t->wkind == W_FD || t->wkind == W_POLL)
                 *fdwait = true;
             if (t->wdeadline >= 0 && (*next_deadline < 0 || t->wdeadline < *next_deadline))
                 *next_deadline = t->wdeadline;
         }
+        if (!progress && gen == m->wake_gen)
+            break;
     }
     for (proc *p = m->procs; p; p = p->all_next)
         p->child_event = false;
@@ -154,7 +167,7 @@ static void host_wait(machine *m, int timeout_ms)
     for (thread *t = m->threads; t; t = t->all_next) {
         if (t->state != T_BLOCKED)
             continue;
-        if (t->wkind == W_FD) {
+        if (t->wkind == W_FD || (t->wkind == W_HOST && t->wfd >= 0)) {
             if (n == cap)
                 pf = realloc(pf, (size_t)(cap *= 2) * sizeof *pf);
             pf[n].fd = t->wfd;

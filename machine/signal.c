@@ -113,6 +113,10 @@ void sig_send_proc(proc *p, const ksiginfo *si)
     int sig = si->signo;
     if (sig <= 0 || sig > NSIG_AXP || p->state != P_LIVE || !p->threads)
         return;
+    if (p->hostpid > 0) {
+        hostproc_signal(p, sig);
+        return;
+    }
     if (sig == A_SIGKILL) {
         proc_exit(p, A_SIGKILL);
         return;

@@ -222,11 +222,15 @@ SYS(execve)
     char *abs = path_join_norm(p->cwd_path ? p->cwd_path : "/", gp);
     char msg[600];
     int r = load_program(t, host, abs, argv, envp, msg, sizeof msg);
+    if (r == -A_ENOEXEC && hostproc_can_run(host))
+        r = (int)hostproc_exec(t, host, argv, envp);
     free(host);
     free(abs);
     free(gp);
     free_array(argv);
     free_array(envp);
+    if (r == SYS_BLOCK)
+        return r;
     if (r) {
         if (r == -A_ENOEXEC || r == -A_ENOMEM)
             mlog(m, "pid %d: execve: %s", p->pid, msg);
@@ -260,6 +264,7 @@ SYS(execve)
     if (p->vfork_parent) {
         p->vfork_parent->woken = true;
         p->vfork_parent = NULL;
+        t->m->wake_gen++;
     }
     if (m->x)
         exact_break(t);
