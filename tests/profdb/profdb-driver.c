@@ -2,8 +2,9 @@
  * profdb-driver: deterministic writers and checkers for the profdb
  * integration tests.
  *
- *   write DB SEED LOG            merge batch 1, 2, ... until killed; after
- *                                each batch is stored append its number to LOG
+ *   write DB SEED LOG [N]        merge batch 1, 2, ... N (default: until
+ *                                killed); after each batch is stored append
+ *                                its number to LOG
  *   check SNAP DB SEED DONE      every profile in DB reads cleanly, and each
  *                                equals its state in SNAP (a copy taken
  *                                before the writer ran) plus batches 1..k,
@@ -12,21 +13,30 @@
  *   hostwrite DB HOST SEED N     merge N batches as host HOST
  *   hostcheck DB SEED... -- N    the sum over hosts equals every batch of
  *                                every writer SEED (one per host writer)
+ *   newepoch DB                  start a new epoch
  *   readloop DB STOPFILE         read every profile again and again until
  *                                STOPFILE exists; any error fails
+ *   killrun DB SEED LOG MS [mid] run `write DB SEED LOG` in a child and
+ *                                SIGKILL it after MS milliseconds, or with
+ *                                "mid" at the first moment after that when a
+ *                                profile is half written (its temporary
+ *                                file exists)
  *   sample FILE N [unknown]      write one standalone profile of N entries
  *                                (fuzz seeds, cpo cat tests)
  *
  * A batch touches NIMG images x 2 events; its samples depend only on
  * (seed, batch, profile), so a checker regenerates what a writer merged.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/profdb/testutil.h"
@@ -92,7 +102,8 @@ static int cmd_write(char **av)
         perror(av[2]);
         return 1;
     }
-    for (uint64_t b = 1; b < 100000; b++) {
+    uint64_t last = av[3] ? strtoull(av[3], NULL, 0) : 1000000;
+    for (uint64_t b = 1; b <= last; b++) {
         if (merge_batch(db, seed, b, "torture"))
             return 1;
         char line[32];
@@ -117,16 +128,20 @@ static int cmp_off(const void *a, const void *b)
 
 static void vec_add(vec *v, const profdb_entry *s, size_t n)
 {
-    v->e = realloc(v->e, (v->n + n + 1) * sizeof *v->e);
-    memcpy(v->e + v->n, s, n * sizeof *s);
-    size_t m = v->n + n, k = 0;
-    qsort(v->e, m, sizeof *v->e, cmp_off);
-    for (size_t i = 0; i < m; i++) {
-        if (k && v->e[k - 1].offset == v->e[i].offset)
-            v->e[k - 1].count += v->e[i].count;
+    profdb_entry *add = malloc((n + 1) * sizeof *add), *out = malloc((v->n + n + 1) * sizeof *out);
+    memcpy(add, s, n * sizeof *s);
+    qsort(add, n, sizeof *add, cmp_off);
+    size_t i = 0, j = 0, k = 0;
+    while (i < v->n || j < n) {
+        profdb_entry x = j == n || (i < v->n && v->e[i].offset <= add[j].offset) ? v->e[i++] : add[j++];
+        if (k && out[k - 1].offset == x.offset)
+            out[k - 1].count += x.count;
         else
-            v->e[k++] = v->e[i];
+            out[k++] = x;
     }
+    free(add);
+    free(v->e);
+    v->e = out;
     v->n = k;
 }
 
@@ -158,6 +173,8 @@ static int load(profdb *db, int prof, vec *v)
 }
 
 /* Every profile file reads cleanly, whole. */
+static unsigned long files_read;
+
 static int read_all(profdb *db, const char *what)
 {
     profdb_info *v;
@@ -175,6 +192,7 @@ static int read_all(profdb *db, const char *what)
             bad = 1;
         } else {
             profdb_profile_free(&p);
+            files_read++;
         }
     }
     profdb_infos_free(v, n);
@@ -291,6 +309,20 @@ static int cmd_hostcheck(int ac, char **av)
     return bad;
 }
 
+static int cmd_newepoch(char **av)
+{
+    profdb_error err;
+    profdb *db = profdb_open(av[0], 0, &err);
+    char name[PROFDB_EPOCH_MAX];
+    if (!db || !profdb_new_epoch(db, name, &err)) {
+        fprintf(stderr, "profdb-driver: %s\n", err.msg);
+        return 1;
+    }
+    printf("%s\n", name);
+    profdb_close(db);
+    return 0;
+}
+
 static int cmd_readloop(char **av)
 {
     profdb_error err;
@@ -310,8 +342,61 @@ static int cmd_readloop(char **av)
             return 1;
         rounds++;
     }
-    printf("read every profile %lu times while writers ran: no error\n", rounds);
+    printf("%lu passes over the database, %lu profiles read while writers ran: no error\n",
+           rounds, files_read);
     profdb_close(db);
+    return 0;
+}
+
+static bool temp_exists(const char *db)
+{
+    DIR *d = opendir(db);
+    struct dirent *de;
+    bool found = false;
+    while (d && !found && (de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s/torture", db, de->d_name);
+        DIR *h = opendir(path);
+        struct dirent *x;
+        while (h && !found && (x = readdir(h))) {
+            size_t n = strlen(x->d_name);
+            found = x->d_name[0] == '.' && n > 4 && !strcmp(x->d_name + n - 4, ".tmp");
+        }
+        if (h)
+            closedir(h);
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+static int cmd_killrun(int ac, char **av)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        return 1;
+    }
+    if (pid == 0) {
+        char *wav[4] = { av[0], av[1], av[2], NULL };
+        _exit(cmd_write(wav));
+    }
+    usleep((useconds_t)strtoul(av[3], NULL, 0) * 1000);
+    if (ac > 4 && !strcmp(av[4], "mid"))
+        for (long spins = 0; !temp_exists(av[0]) && spins < 2000000; spins++)
+            if (waitpid(pid, NULL, WNOHANG) == pid) {
+                fprintf(stderr, "profdb-driver: the writer ended by itself\n");
+                return 1;
+            }
+    kill(pid, SIGKILL);
+    int st;
+    waitpid(pid, &st, 0);
+    if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL) {
+        fprintf(stderr, "profdb-driver: the writer ended by itself (status 0x%x)\n", st);
+        return 1;
+    }
     return 0;
 }
 
@@ -355,9 +440,11 @@ static int cmd_sample(int ac, char **av)
 
 int main(int argc, char **argv)
 {
+    if ((argc == 6 || argc == 7) && !strcmp(argv[1], "killrun"))
+        return cmd_killrun(argc - 2, argv + 2);
     if ((argc == 4 || argc == 5) && !strcmp(argv[1], "sample"))
         return cmd_sample(argc - 2, argv + 2);
-    if (argc >= 5 && !strcmp(argv[1], "write") && argc == 5)
+    if ((argc == 5 || argc == 6) && !strcmp(argv[1], "write"))
         return cmd_write(argv + 2);
     if (argc == 6 && !strcmp(argv[1], "check"))
         return cmd_check(argv + 2);
@@ -365,10 +452,12 @@ int main(int argc, char **argv)
         return cmd_hostwrite(argv + 2);
     if (argc >= 6 && !strcmp(argv[1], "hostcheck"))
         return cmd_hostcheck(argc - 2, argv + 2);
+    if (argc == 3 && !strcmp(argv[1], "newepoch"))
+        return cmd_newepoch(argv + 2);
     if (argc == 4 && !strcmp(argv[1], "readloop"))
         return cmd_readloop(argv + 2);
-    fprintf(stderr, "usage: profdb-driver write DB SEED LOG | check SNAP DB SEED DONE |\n"
-            "       hostwrite DB HOST SEED N | hostcheck DB SEED... -- N | readloop DB STOPFILE |\n"
-            "       sample FILE N [unknown]\n");
+    fprintf(stderr, "usage: profdb-driver write DB SEED LOG [N] | check SNAP DB SEED DONE |\n"
+            "       hostwrite DB HOST SEED N | hostcheck DB SEED... -- N | newepoch DB | readloop DB STOPFILE |\n"
+            "       killrun DB SEED LOG MS [mid] | sample FILE N [unknown]\n");
     return 2;
 }
