@@ -120,7 +120,7 @@ static void *produce_cpu(void *arg)
     worker *w = arg;
     const opts *o = w->o;
     stream s;
-    stream_init(&s, &stream_cycles_shape, w->hot, w->flat, o->seed * 1000 + w->cpu,
+    stream_init(&s, &stream_tail_shape, w->hot, w->flat, o->seed * 1000 + w->cpu,
                 1000000 + w->cpu * 100000);
     uint32_t short_seen = 0;
     uint64_t t0 = now_ns();
@@ -174,12 +174,12 @@ static int produce(const opts *o)
     if (!d)
         die("%s", e.msg);
     stream_cdf hot, flat;
-    if (stream_cdf_init(&hot, stream_cycles_shape.blocks, stream_cycles_shape.zipf_s) ||
-        stream_cdf_init(&flat, stream_cycles_shape.blocks, 0.8))
+    if (stream_cdf_init(&hot, stream_tail_shape.blocks, stream_tail_shape.zipf_s) ||
+        stream_cdf_init(&flat, stream_tail_shape.blocks, stream_tail_shape.imiss_zipf))
         die("%s", "out of memory");
     /* every long-lived process exists before any CPU samples, so the
      * consumer's set of live processes is empty only at the very end */
-    for (unsigned i = 0; i < stream_cycles_shape.pids; i++)
+    for (unsigned i = 0; i < stream_tail_shape.pids; i++)
         post_start(d, 1, STREAM_PID0 + i);
     worker *w = calloc(o->cpus, sizeof *w);
     for (unsigned c = 0; c < o->cpus; c++) {
@@ -201,7 +201,7 @@ static int produce(const opts *o)
     }
     if (failed)
         return 1;
-    for (unsigned i = 0; i < stream_cycles_shape.pids; i++)
+    for (unsigned i = 0; i < stream_tail_shape.pids; i++)
         drv_notice_exit(d, STREAM_PID0 + i, 0);
 
     drv_counters c;
