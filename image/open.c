@@ -84,7 +84,7 @@ static bool check_ident(const uint8_t *b, size_t size, const char *name, image_e
 {
     if (size < SELFMAG || memcmp(b, ELFMAG, SELFMAG) != 0)
         return img_fail(err, IMG_ENOTELF, name, "not an ELF file (%s)",
-                        size < SELFMAG ? "shorter than the ELF magic" : "no \\177ELF magic");
+                        size < SELFMAG ? "shorter than the ELF magic number" : "no ELF magic number");
     if (size < EI_NIDENT)
         return img_fail(err, IMG_ETRUNC, name, "ELF identification truncated (%zu of %d bytes)",
                         size, EI_NIDENT);
