@@ -59,7 +59,7 @@ typedef struct tlbent {
     uint64_t rtag, wtag;
     intptr_t add;        /* host address = add + ea */
 } tlbent;
-#define TLB_BITS 11
+#define TLB_BITS 10
 #define TLB_N    (1u << TLB_BITS)
 #define TAG_NONE 1
 
@@ -139,6 +139,7 @@ void mem_store_slow(thread *t, block *b, const struct dinsn *d, uint64_t ea, uin
 /* One predecoded instruction.  a and b are read indexes (31 reads zero);
  * c is the write index, 32 (a sink) when the instruction names r31/f31. */
 typedef struct dinsn {
+    int32_t off;         /* the functional executor's handler, as an offset */
     uint16_t h;          /* executor handler */
     uint8_t a, b, c;
     uint8_t q;           /* FP qualifiers (FQ_*) */
@@ -403,6 +404,7 @@ uint64_t vcycles(machine *m);
 uint64_t exec_functional(thread *t, int64_t budget);
 uint64_t exec_timed(thread *t, int64_t budget);
 void exec_init(void);
+extern int32_t exec_handler_offsets[];
 
 /* Raise a synchronous fault at instruction d of block b; never returns. */
 _Noreturn void guest_fault(thread *t, block *b, const dinsn *d, int sig,

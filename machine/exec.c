@@ -163,6 +163,8 @@ _Noreturn void guest_fault(thread *t, block *b, const dinsn *d, int sig,
     longjmp(*t->trap, 1);
 }
 
+int32_t exec_handler_offsets[H_COUNT];
+
 /* Per-block work that only some runs want: exact counts, block tracing. */
 static void block_enter_slow(thread *t, block *b)
 {
@@ -196,4 +198,5 @@ void exec_init(void)
 {
     init_tables();
     code_init_handlers();
+    run_functional(NULL, 0);
 }

@@ -11,13 +11,21 @@
 
 static void EXEC_INNER(thread *t, int64_t budget)
 {
-#define XL2(h, n) [H_##h] = &&L_##h, [H_##h##_i] = &&L_##h##_i,
-#define XL1(h, n) [H_##h] = &&L_##h,
-    static const void *const L[H_COUNT] = {
-        [H_NOP] = &&L_NOP, [H_ILL] = &&L_ILL, [H_SEQEND] = &&L_SEQEND, OPR_OPS(XL2) ONE_OPS(XL1)
+    /* Handler addresses as offsets from L_NOP: the functional executor's
+     * are copied into each dinsn (one load less per dispatch). */
+#define XL2(h, n) [H_##h] = &&L_##h - &&L_NOP, [H_##h##_i] = &&L_##h##_i - &&L_NOP,
+#define XL1(h, n) [H_##h] = &&L_##h - &&L_NOP,
+    static const int32_t OFF[H_COUNT] = {
+        [H_NOP] = 0, [H_ILL] = &&L_ILL - &&L_NOP, [H_SEQEND] = &&L_SEQEND - &&L_NOP,
+        OPR_OPS(XL2) ONE_OPS(XL1)
     };
 #undef XL1
 #undef XL2
+    if (!t) {               /* start-up: publish the offsets */
+        if (!EXEC_TIMED)
+            memcpy(exec_handler_offsets, OFF, sizeof OFF);
+        return;
+    }
     machine *const m = t->m;
     uint64_t *const R = t->r;
     uint64_t *const F = t->f;
@@ -46,7 +54,12 @@ static void EXEC_INNER(thread *t, int64_t budget)
 #define RETIRE(np) ((void)0)
 #define MEMEA(ea) ((void)0)
 #endif
-#define NEXT do { RETIRE(PCOF(d) + 4); d++; goto *L[d->h]; } while (0)
+#if EXEC_TIMED
+#define DISPATCH() goto *(&&L_NOP + OFF[d->h])
+#else
+#define DISPATCH() goto *(&&L_NOP + d->off)
+#endif
+#define NEXT do { RETIRE(PCOF(d) + 4); d++; DISPATCH(); } while (0)
 #define TLBE(ea) (&tlb[((ea) >> PG_SHIFT) & (TLB_N - 1)])
 #define LOAD(fn, sz, eax) ({                                                  \
         uint64_t ea_ = (eax);                                                 \
@@ -83,7 +96,7 @@ enter:
     if (unlikely(m->slow_blocks))
         block_enter_slow(t, b);
     d = b->ins;
-    goto *L[d->h];
+    DISPATCH();
 
     /* ---- integer operate ---------------------------------------------- */
 #define OPR(h, expr)                                                          \
@@ -353,7 +366,9 @@ chain_retired:
 indirect:
     if (unlikely(m->slow_blocks && m->x))
         exact_leave(t, b, npc, true);
-    b = code_get(t, npc);
+    b = cc->jc[(npc >> 2) & (JC_N - 1)];
+    if (unlikely(!b || b->pc != npc))
+        b = code_get(t, npc);
     goto enter;
 
     /* ---- PAL calls ---------------------------------------------------- */
@@ -387,6 +402,7 @@ leave:
     return;
 
 #undef NEXT
+#undef DISPATCH
 #undef RETIRE
 #undef MEMEA
 #undef PCOF

@@ -161,6 +161,7 @@ static void predecode(const alpha_insn *in, dinsn *d, uint8_t *exit)
     }
     if (d->h == H_ILL)
         *exit = BX_ILL;
+    d->off = exec_handler_offsets[d->h];
 }
 
 static block *translate(thread *t, uint64_t pc)
@@ -192,6 +193,7 @@ static block *translate(thread *t, uint64_t pc)
     memcpy(b->ins, tmp, n * sizeof(dinsn));
     memset(&b->ins[n], 0, sizeof(dinsn));
     b->ins[n].h = H_SEQEND;
+    b->ins[n].off = exec_handler_offsets[H_SEQEND];
     b->pc = pc;
     b->end = a;
     b->n = n;
