@@ -11,7 +11,8 @@ cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 B=$BUILD/tests/driver/driver_stress
 if [ ! -x "$B" ]; then echo "$B not built (make test builds it)"; exit 77; fi
-T=$(mktemp -d /tmp/cpo-driver.XXXXXX)
+# regions belong on a tmpfs
+if [ -w /dev/shm ]; then T=$(mktemp -d /dev/shm/cpo-driver.XXXXXX); else T=$(mktemp -d); fi
 trap 'rm -rf "$T"' EXIT
 status=0
 run() {   # name, options...

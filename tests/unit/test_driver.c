@@ -16,7 +16,8 @@ static char dir[64], path[96];
 
 static void mkregion_path(void)
 {
-    strcpy(dir, "/tmp/drvtestXXXXXX");
+    /* on a tmpfs when there is one, like a real region: much faster */
+    snprintf(dir, sizeof dir, "%s/drvtestXXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
     cr_assert(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/region", dir);
 }
