@@ -391,6 +391,8 @@ static unsigned log2u(uint32_t x)
     return n;
 }
 
+/* Files are opened O_NONBLOCK so that a FIFO given by mistake is reported
+ * as "not a regular file" instead of hanging the open. */
 drv *drv_open(const char *path, const drv_params *p, drv_error *err)
 {
     if (!path || !*path) {
@@ -421,7 +423,7 @@ drv *drv_open(const char *path, const drv_params *p, drv_error *err)
     d->r.fd = -1;
     int rc = DRV_EIO;
     for (int attempt = 0; attempt < 8; attempt++) {
-        int fd = open(path, O_RDWR | O_CLOEXEC);
+        int fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0 && errno == ENOENT) {
             rc = create_region(path, p->ncpus, table, buffer, notice, err);
             if (rc == DRV_OK || rc == DRV_EBUSY)
@@ -545,7 +547,7 @@ drvc *drvc_open(const char *path, int flags, drv_error *err)
         return NULL;
     }
     int ro = flags & DRVC_READONLY;
-    int fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+    int fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         drv_fail(err, DRV_EIO, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
