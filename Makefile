@@ -108,7 +108,7 @@ fuzz: $(FUZZERS)
 
 # ---- test drivers: tests/profdb/NAME.c -> build/tests/profdb/NAME ------
 PROFDB_DRIVERS := $(patsubst tests/profdb/%.c,$(BUILD)/tests/profdb/%,$(wildcard tests/profdb/*.c))
-.PRECIOUS: $(BUILD)/obj/tests/profdb/%.o
+.SECONDARY: $(PROFDB_DRIVERS:$(BUILD)/tests/profdb/%=$(BUILD)/obj/tests/profdb/%.o)
 $(BUILD)/tests/profdb/%: $(BUILD)/obj/tests/profdb/%.o $(ROOM_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) -o $@ $< $(ROOM_LIBS) $(LIBS)

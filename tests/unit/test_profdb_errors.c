@@ -19,7 +19,7 @@ static const uint8_t BID[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 #define BIDHEX "0102030405060708"
 
 static char *dir;
-static char dbdir[1024];
+static char dbdir[512];
 
 static void record_warning(void *ctx, const char *msg)
 {
