@@ -383,14 +383,6 @@ static int region_drained(const drv_region *r)
     return 1;
 }
 
-static unsigned log2u(uint32_t x)
-{
-    unsigned n = 0;
-    while (x >>= 1)
-        n++;
-    return n;
-}
-
 /* Files are opened O_NONBLOCK so that a FIFO given by mistake is reported
  * as "not a regular file" instead of hanging the open. */
 drv *drv_open(const char *path, const drv_params *p, drv_error *err)
@@ -493,7 +485,6 @@ drv *drv_open(const char *path, const drv_params *p, drv_error *err)
         pc->buf[0] = drv_buf_at(r, c, 0);
         pc->buf[1] = drv_buf_at(r, c, 1);
         pc->nbuckets = nb;
-        pc->shift = 64 - log2u(nb);
         pc->bufcap = r->buffer_entries;
         pc->max_count = p->max_count ? p->max_count : UINT32_MAX;
         pc->policy = (uint8_t)p->policy;
@@ -510,7 +501,6 @@ fail:
     region_unmap(&d->r);
     free(d->cpu);
     free(d);
-    (void)rc;
     return NULL;
 }
 

@@ -177,7 +177,6 @@ typedef struct drv_pcpu {
     drv_cpu_shm *s;
     drv_entry *table;
     drv_entry *buf[2];
-    uint32_t shift;                /* bucket = hash >> shift */
     uint32_t nbuckets;
     uint32_t bufcap;
     uint32_t max_count;
