@@ -309,13 +309,14 @@ static int consume(const opts *o)
     unsigned flushes = 0;
     int rc;
     end = now_ns() + 600 * 1000000000ull;
-    /* In drop mode with a salvage at the end, stop draining for the last
-     * tenth of the run, so that full buffers are left for the salvage too. */
+    /* In drop mode with a salvage at the end, stop draining for the second
+     * half of the run, so that full buffers are left for the salvage too
+     * (a window wide enough not to be missed on a busy machine). */
     int lazy = o->full == DRV_FULL_DROP && !o->final_flush;
     while (!(k.seen_any && k.nlive == 0)) {
         drv_counters cn;
         drvc_counters(c, -1, &cn);
-        if (lazy && cn.samples >= o->samples * o->cpus / 10 * 9) {
+        if (lazy && cn.samples >= o->samples * o->cpus / 2) {
             if ((rc = drvc_notices(c, &sink, &e)) < 0)
                 die("%s", e.msg);
             sleep_ns(2000000);
