@@ -10,8 +10,9 @@ CC      ?= gcc
 PREFIX  ?= /usr/local
 BUILD   ?= build
 
-# Rooms in link order: a room may use only the rooms after it.
-ROOMS   := service rewriter optimizer estimator cfg profdb collector machine image alpha
+# Rooms in link order: a room may use only the rooms after it (the machine
+# calls the collector's driver; the collector's daemon writes the profdb).
+ROOMS   := service rewriter optimizer estimator cfg machine collector profdb image alpha
 
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CSTD    := -std=gnu11
