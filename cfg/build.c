@@ -68,6 +68,15 @@ bool cfg_word(const cfg_program *p, uint64_t addr, uint32_t *word)
     return true;
 }
 
+uint64_t cfg_past_padding(const cfg_program *p, uint64_t addr)
+{
+    uint32_t w;
+    uint64_t a = addr;
+    while (cfg_word(p, a, &w) && (cfg_is_pad(w) || w == 0) && a - addr < 256)
+        a += 4;
+    return cfg_is_code(p, a) ? a : addr;
+}
+
 static bool is_code_section(const image_section *s)
 {
     /* The PLT is the linker's, rewritten by the dynamic loader's rules, and
@@ -542,7 +551,7 @@ static bool build_proc(cfg_program *p, cfg_proc *f, const cfg_ref *refs, size_t 
         if (next != CFG_NONE) {
             if (!edge_add(&eb, (uint32_t)b, next, CFG_EDGE_FALL, f->blocks[next].start))
                 goto oom;
-        } else if (!edge_add(&eb, (uint32_t)b, CFG_EXIT, CFG_EDGE_OUT, bl->end)) {
+        } else if (!edge_add(&eb, (uint32_t)b, CFG_EXIT, CFG_EDGE_OUT, cfg_past_padding(p, bl->end))) {
             goto oom;
         }
     }

@@ -130,6 +130,9 @@ uint32_t cfg_block_at(const cfg_proc *f, uint64_t addr);
 bool cfg_word(const cfg_program *p, uint64_t addr, uint32_t *word);
 /* Is addr inside some code section? */
 bool cfg_is_code(const cfg_program *p, uint64_t addr);
+/* Where control goes when it runs off the end of f at addr: past any
+ * alignment padding, to the next instruction that is not padding. */
+uint64_t cfg_past_padding(const cfg_program *p, uint64_t addr);
 
 /* Printing (cfg/print.c): text or Graphviz dot. */
 void cfg_print(FILE *f, const cfg_program *p, const cfg_proc *fn);

@@ -464,78 +464,93 @@ static bool emit_piece(builder *b, const eh_fde *f, const cfi_rows *rows, const 
     return fde_done(b, lenpos) && tab_add(b, u[0].addr, b->cx->eh_addr + at);
 }
 
+/* Index of the first procedure that ends above lo. */
+static size_t first_proc(const cfg_program *p, uint64_t lo)
+{
+    size_t l = 0, h = p->nprocs;
+    while (l < h) {
+        size_t m = (l + h) / 2;
+        if (p->procs[m].end <= lo)
+            l = m + 1;
+        else
+            h = m;
+    }
+    return l;
+}
+
+static bool grow_units(rw_ctx *cx, unit **ubuf, size_t *ucap, size_t need)
+{
+    if (need <= *ucap)
+        return true;
+    size_t cap = need * 2;
+    unit *nu = realloc(*ubuf, cap * sizeof *nu);
+    if (!nu)
+        return rw_fail(cx, "out of memory");
+    *ubuf = nu;
+    *ucap = cap;
+    return true;
+}
+
 /* Regenerate FDE f, which covers moved code, as one FDE per piece. */
 static bool rebuild_fde(builder *b, const eh_fde *f, unit **ubuf, size_t *ucap)
 {
     rw_ctx *cx = b->cx;
-    const eh_cie *c = &b->e->cie[f->cie];
     cfi_rows rows = { 0 };
-    cfi_row cur = c->init;
     char err[160];
-    if (!cfi_run(b->e->d + f->prog_off, f->prog_len, &c->ci, &c->init, f->begin, 0, &cur, &rows,
-                 err, sizeof err)) {
+    if (!rw_eh_rows(b->e, (size_t)(f - b->e->fde), &rows, err, sizeof err)) {
         free(rows.row);
         return rw_fail(cx, "%s: .eh_frame: FDE at 0x%zx: %s", cx->img->path, f->off, err);
     }
     uint64_t lo = f->begin, hi = f->begin + f->range;
     bool ok = true;
-    /* Pinned code inside the range keeps its addresses: one piece per
-     * pinned procedure, with rows looked up at the same addresses. */
-    for (size_t i = 0; ok && i < cx->prog->nprocs; i++) {
+    for (size_t i = first_proc(cx->prog, lo); ok && i < cx->prog->nprocs; i++) {
         const cfg_proc *p = &cx->prog->procs[i];
-        if (p->end <= lo || p->start >= hi || cx->procs[i].reason == RW_MOVED)
+        const rw_proc *rp = &cx->procs[i];
+        if (p->start >= hi)
+            break;
+        if (rp->reason != RW_MOVED) {
+            /* Pinned code keeps its addresses: rows at the same places. */
+            uint64_t s = p->start > lo ? p->start : lo, e = p->end < hi ? p->end : hi;
+            size_t n = (size_t)((e - s) / 4);
+            if (!n || !(ok = grow_units(cx, ubuf, ucap, n)))
+                continue;
+            for (size_t k = 0; k < n; k++)
+                (*ubuf)[k] = (unit){ s + 4 * k, s + 4 * k };
+            ok = emit_piece(b, f, &rows, *ubuf, n, e);
             continue;
-        uint64_t s = p->start > lo ? p->start : lo, e = p->end < hi ? p->end : hi;
-        size_t n = (size_t)((e - s) / 4);
-        if (n > *ucap) {
-            unit *nu = realloc(*ubuf, n * sizeof *nu);
-            if (!nu) {
-                ok = rw_fail(cx, "out of memory");
-                break;
+        }
+        /* Moved: its hot items, then its cold ones, cut into pieces where
+         * the new addresses stop being contiguous or leave this FDE. */
+        for (int part = 0; ok && part < 2; part++) {
+            size_t first = part ? rp->cold_first : rp->hot_first;
+            size_t cnt = part ? rp->cold_n : rp->hot_n;
+            size_t n = 0;
+            uint64_t next = 0;
+            for (size_t j = first; ok && j <= first + cnt; j++) {
+                const rw_item *it = j < first + cnt ? &cx->items[j] : NULL;
+                const cfg_block *bl = it ? &p->blocks[it->block] : NULL;
+                bool in = it && bl->start >= lo && bl->start < hi;
+                if (n && (!in || it->addr - it->pad != next)) {
+                    ok = emit_piece(b, f, &rows, *ubuf, n, next);
+                    n = 0;
+                }
+                if (!in || !ok)
+                    continue;
+                if (!(ok = grow_units(cx, ubuf, ucap, n + it->pad / 4 + it->size / 4 + 1)))
+                    break;
+                unit *u = *ubuf;
+                for (uint32_t k = 0; k < it->pad; k += 4)
+                    u[n++] = (unit){ it->addr - it->pad + k, bl->start };
+                uint32_t body = (uint32_t)(bl->end - bl->start) - (it->drop ? 4 : 0);
+                for (uint32_t k = 0; k < body; k += 4)
+                    u[n++] = (unit){ it->addr + k, bl->start + k };
+                if (it->addbr) {
+                    uint64_t o = it->brto >= lo && it->brto < hi ? it->brto : bl->end - 4;
+                    u[n++] = (unit){ it->addr + body, o };
+                }
+                next = it->addr + it->size;
             }
-            *ubuf = nu;
-            *ucap = n;
         }
-        for (size_t k = 0; k < n; k++)
-            (*ubuf)[k] = (unit){ s + 4 * k, s + 4 * k };
-        ok = n ? emit_piece(b, f, &rows, *ubuf, n, e) : true;
-    }
-    /* Moved code: walk the items in new order, cutting a piece wherever the
-     * new addresses stop being contiguous or leave this FDE. */
-    size_t n = 0;
-    uint64_t next = 0;
-    for (size_t i = 0; ok && i <= cx->nitems; i++) {
-        const rw_item *it = i < cx->nitems ? &cx->items[i] : NULL;
-        const cfg_block *bl = it ? &cx->prog->procs[it->proc].blocks[it->block] : NULL;
-        bool in = it && bl->start >= lo && bl->start < hi;
-        if (n && (!in || it->addr - it->pad != next)) {
-            ok = emit_piece(b, f, &rows, *ubuf, n, next);
-            n = 0;
-        }
-        if (!in)
-            continue;
-        size_t need = n + it->pad / 4 + (it->size / 4) + 1;
-        if (need > *ucap) {
-            size_t cap = need * 2;
-            unit *nu = realloc(*ubuf, cap * sizeof *nu);
-            if (!nu) {
-                ok = rw_fail(cx, "out of memory");
-                break;
-            }
-            *ubuf = nu;
-            *ucap = cap;
-        }
-        unit *u = *ubuf;
-        for (uint32_t k = 0; k < it->pad; k += 4)
-            u[n++] = (unit){ it->addr - it->pad + k, bl->start };
-        uint32_t body = (uint32_t)(bl->end - bl->start) - (it->drop ? 4 : 0);
-        for (uint32_t k = 0; k < body; k += 4)
-            u[n++] = (unit){ it->addr + k, bl->start + k };
-        if (it->addbr) {
-            uint64_t o = it->brto >= lo && it->brto < hi ? it->brto : bl->end - 4;
-            u[n++] = (unit){ it->addr + body, o };
-        }
-        next = it->addr + it->size;
     }
     free(rows.row);
     return ok;
@@ -549,9 +564,10 @@ static int by_loc(const void *a, const void *b)
 
 static bool touches_moved(const rw_ctx *cx, uint64_t lo, uint64_t hi)
 {
-    for (size_t i = 0; i < cx->prog->nprocs; i++) {
-        const cfg_proc *p = &cx->prog->procs[i];
-        if (p->start < hi && lo < p->end && cx->procs[i].reason == RW_MOVED)
+    for (size_t i = first_proc(cx->prog, lo); i < cx->prog->nprocs; i++) {
+        if (cx->prog->procs[i].start >= hi)
+            break;
+        if (cx->procs[i].reason == RW_MOVED)
             return true;
     }
     return false;

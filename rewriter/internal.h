@@ -38,6 +38,7 @@ typedef struct rw_proc {
     const plan_proc *pp;        /* its plan entry, or NULL */
     uint32_t align;
     uint64_t hot_start, hot_end, cold_start, cold_end;  /* new ranges */
+    uint32_t hot_first, hot_n, cold_first, cold_n;      /* its items */
 } rw_proc;
 
 typedef struct rw_ctx {

@@ -121,69 +121,63 @@ static bool is_invert(const rw_ctx *cx, uint64_t addr)
 
 /* The full block order of f: the plan's blocks, then the ones it left out
  * (into the cold part when there is one, else the hot part), in address
- * order.  Returns the split index in *split. */
+ * order.  Returns the split index in *split and, when al is not NULL, the
+ * alignment the plan asks for at each position. */
 static bool proc_order(rw_ctx *cx, const cfg_proc *f, const plan_proc *pp,
-                       uint32_t *order, size_t *split)
+                       uint32_t *order, size_t *split, uint32_t *al)
 {
     size_t nb = f->nblocks, n = 0;
-    uint8_t *seen = calloc(nb ? nb : 1, 1);
-    if (!seen)
+    uint32_t *pidx = malloc((nb ? nb : 1) * sizeof *pidx);    /* block -> plan index */
+    if (!pidx)
         return rw_fail(cx, "out of memory");
+    for (size_t b = 0; b < nb; b++)
+        pidx[b] = UINT32_MAX;
     size_t cold = pp ? plan_cold_start(pp) : nb;
-    for (size_t i = 0; pp && i < pp->nblocks; i++) {
+    bool ok = true;
+    for (size_t i = 0; pp && i < pp->nblocks && ok; i++) {
         uint32_t b = cfg_block_at(f, pp->blocks[i].addr);
-        if (b == CFG_NONE || f->blocks[b].start != pp->blocks[i].addr) {
-            free(seen);
-            return rw_fail(cx, "%s:%u: 0x%llx is not the start of a block of %s", cx->pl->name,
-                           pp->blocks[i].line, (unsigned long long)pp->blocks[i].addr, f->name);
+        if (b == CFG_NONE || f->blocks[b].start != pp->blocks[i].addr)
+            ok = rw_fail(cx, "%s:%u: 0x%llx is not the start of a block of %s", cx->pl->name,
+                         pp->blocks[i].line, (unsigned long long)pp->blocks[i].addr, f->name);
+        else if (i == 0 && b != 0)
+            ok = rw_fail(cx, "%s:%u: the first block of %s must be its entry 0x%llx",
+                         cx->pl->name, pp->blocks[i].line, f->name, (unsigned long long)f->start);
+        else {
+            pidx[b] = (uint32_t)i;
+            order[n++] = b;
         }
-        if (i == 0 && b != 0) {
-            free(seen);
-            return rw_fail(cx, "%s:%u: the first block of %s must be its entry 0x%llx",
-                           cx->pl->name, pp->blocks[i].line, f->name, (unsigned long long)f->start);
-        }
-        seen[b] = 1;
-        order[n++] = b;
     }
     bool has_split = pp && cold < pp->nblocks;
     *split = has_split ? cold : nb;
-    for (size_t b = 0; b < nb; b++)
-        if (!seen[b])
+    for (size_t b = 0; ok && b < nb; b++)
+        if (pidx[b] == UINT32_MAX)
             order[n++] = (uint32_t)b;
-    if (!has_split)
-        *split = nb;
-    if (order[0] != 0 && !(pp && pp->nblocks)) {
-        free(seen);
-        return rw_fail(cx, "internal error: entry block of %s not first", f->name);
-    }
-    free(seen);
+    if (ok && al)
+        for (size_t i = 0; i < nb; i++)
+            al[i] = pidx[order[i]] == UINT32_MAX ? 0 : pp->blocks[pidx[order[i]]].align;
     /* Blocks ending in a call (or a linking branch) leave a return address:
-     * the block after them must come right after, in the same part. */
-    for (size_t i = 0; i < nb; i++) {
+     * the block after them must come right after, in the same part, with
+     * no padding in between. */
+    for (size_t i = 0; ok && i < nb; i++) {
         uint32_t b = order[i];
         if (!(f->blocks[b].flags & CFG_BF_LINKS) || b + 1 >= nb)
             continue;
-        bool ok = i + 1 < nb && order[i + 1] == b + 1 && (i + 1 < *split || i >= *split);
-        unsigned line = pp ? pp->line : 0;
-        for (size_t k = 0; pp && k < pp->nblocks; k++) {
-            if (pp->blocks[k].addr == f->blocks[b].start)
-                line = pp->blocks[k].line;
-            /* Padding would sit between the return address and its code. */
-            if (ok && pp->blocks[k].addr == f->blocks[b + 1].start && pp->blocks[k].align)
-                return rw_fail(cx, "%s:%u: block 0x%llx cannot be aligned: it must start right "
-                               "after the call or linking branch that ends block 0x%llx",
-                               cx->pl->name, pp->blocks[k].line,
-                               (unsigned long long)f->blocks[b + 1].start,
-                               (unsigned long long)f->blocks[b].start);
-        }
-        if (!ok) {
-            return rw_fail(cx, "%s:%u: block 0x%llx of %s ends with a call or linking branch: "
-                           "block 0x%llx must follow it in the same part", cx->pl->name, line,
-                           (unsigned long long)f->blocks[b].start, f->name,
-                           (unsigned long long)f->blocks[b + 1].start);
-        }
+        bool adj = i + 1 < nb && order[i + 1] == b + 1 && (i + 1 < *split || i >= *split);
+        unsigned line = pidx[b] != UINT32_MAX ? pp->blocks[pidx[b]].line : pp ? pp->line : 0;
+        if (adj && pidx[b + 1] != UINT32_MAX && pp->blocks[pidx[b + 1]].align)
+            ok = rw_fail(cx, "%s:%u: block 0x%llx cannot be aligned: it must start right "
+                         "after the call or linking branch that ends block 0x%llx",
+                         cx->pl->name, pp->blocks[pidx[b + 1]].line,
+                         (unsigned long long)f->blocks[b + 1].start,
+                         (unsigned long long)f->blocks[b].start);
+        else if (!adj)
+            ok = rw_fail(cx, "%s:%u: block 0x%llx of %s ends with a call or linking branch: "
+                         "block 0x%llx must follow it in the same part", cx->pl->name, line,
+                         (unsigned long long)f->blocks[b].start, f->name,
+                         (unsigned long long)f->blocks[b + 1].start);
     }
-    return true;
+    free(pidx);
+    return ok;
 }
 
 static bool check_plan(rw_ctx *cx)
@@ -261,7 +255,7 @@ static bool check_plan(rw_ctx *cx)
             if (!order)
                 return rw_fail(cx, "out of memory");
         }
-        if (!proc_order(cx, f, &pl->procs[i], order, &split)) {
+        if (!proc_order(cx, f, &pl->procs[i], order, &split, NULL)) {
             free(order);
             return false;
         }
@@ -285,7 +279,8 @@ static void terminate(rw_ctx *cx, rw_item *it, const rw_item *next)
 {
     const cfg_proc *f = &cx->prog->procs[it->proc];
     const cfg_block *b = &f->blocks[it->block];
-    uint64_t la = b->end - 4, na = next ? f->blocks[next->block].start : 0;
+    uint64_t la = b->end - 4;
+    uint64_t na = next ? cx->prog->procs[next->proc].blocks[next->block].start : 0;
     uint32_t w;
     alpha_insn in;
     cfg_word(cx->prog, la, &w);
@@ -300,7 +295,8 @@ static void terminate(rw_ctx *cx, rw_item *it, const rw_item *next)
         it->size -= it->drop ? 4 : 0;
         return;
     }
-    uint64_t fall = b->end;
+    /* Running off the end of the procedure lands past the padding. */
+    uint64_t fall = b->end == f->end ? cfg_past_padding(cx->prog, b->end) : b->end;
     if (fl == FLOW_CBRANCH) {
         uint64_t t = alpha_branch_target(&in, la);
         if (is_invert(cx, la))
@@ -324,11 +320,16 @@ static bool layout(rw_ctx *cx)
     for (size_t i = 0; i < prog->nprocs; i++)
         if (cx->procs[i].reason == RW_MOVED)
             total += prog->procs[i].nblocks;
+    for (size_t i = 0; i < prog->nprocs; i++) {
+        rw_proc *rp = &cx->procs[i];
+        rp->hot_start = rp->hot_end = rp->cold_start = rp->cold_end = 0;
+        rp->hot_first = rp->hot_n = rp->cold_first = rp->cold_n = 0;
+    }
     free(cx->items);
     cx->items = malloc((total ? total : 1) * sizeof *cx->items);
     uint32_t *porder = malloc((prog->nprocs ? prog->nprocs : 1) * sizeof *porder);
     uint8_t *listed = calloc(prog->nprocs ? prog->nprocs : 1, 1);
-    uint32_t *order = NULL;
+    uint32_t *order = NULL, *aligns = NULL;
     size_t *splits = malloc((prog->nprocs ? prog->nprocs : 1) * sizeof *splits);
     size_t *firsts = malloc((prog->nprocs ? prog->nprocs : 1) * sizeof *firsts);
     if (!cx->items || !porder || !listed || !splits || !firsts)
@@ -347,13 +348,14 @@ static bool layout(rw_ctx *cx)
 
     /* Items: all hot parts, then all cold parts. */
     order = malloc((total ? total : 1) * sizeof *order);
-    if (!order)
+    aligns = malloc((total ? total : 1) * sizeof *aligns);
+    if (!order || !aligns)
         goto oom;
     size_t no = 0;
     for (size_t i = 0; i < np; i++) {
         const cfg_proc *f = &prog->procs[porder[i]];
         firsts[i] = no;
-        if (!proc_order(cx, f, cx->procs[porder[i]].pp, order + no, &splits[i]))
+        if (!proc_order(cx, f, cx->procs[porder[i]].pp, order + no, &splits[i], aligns + no))
             goto fail;
         no += f->nblocks;
     }
@@ -361,25 +363,31 @@ static bool layout(rw_ctx *cx)
     for (int part = 0; part < 2; part++)
         for (size_t i = 0; i < np; i++) {
             const cfg_proc *f = &prog->procs[porder[i]];
-            const plan_proc *pp = cx->procs[porder[i]].pp;
+            rw_proc *rp = &cx->procs[porder[i]];
             size_t lo = part ? splits[i] : 0, hi = part ? f->nblocks : splits[i];
+            if (part) {
+                rp->cold_first = (uint32_t)n;
+                rp->cold_n = (uint32_t)(hi - lo);
+            } else {
+                rp->hot_first = (uint32_t)n;
+                rp->hot_n = (uint32_t)(hi - lo);
+            }
             for (size_t k = lo; k < hi; k++) {
-                uint32_t b = order[firsts[i] + k];
-                uint32_t al = 0;
-                for (size_t z = 0; pp && z < pp->nblocks; z++)
-                    if (pp->blocks[z].addr == f->blocks[b].start)
-                        al = pp->blocks[z].align;
-                if (k == lo)
-                    al = al > (part ? 4u : cx->procs[porder[i]].align) ? al
-                                                                       : (part ? 4u : cx->procs[porder[i]].align);
-                cx->items[n++] = (rw_item){ .proc = porder[i], .block = b, .align = al,
-                                            .cold = part == 1 };
+                uint32_t al = aligns[firsts[i] + k];
+                if (k == lo && !part && rp->align > al)
+                    al = rp->align;
+                cx->items[n++] = (rw_item){ .proc = porder[i], .block = order[firsts[i] + k],
+                                            .align = al, .cold = part == 1 };
             }
         }
     cx->nitems = n;
+    /* What follows a block: the next item of the same part, or the entry
+     * of the next procedure (control may run off the end into it). */
     for (size_t i = 0; i < n; i++) {
-        const rw_item *nx = i + 1 < n && cx->items[i + 1].proc == cx->items[i].proc &&
-                            cx->items[i + 1].cold == cx->items[i].cold ? &cx->items[i + 1] : NULL;
+        const rw_item *it = &cx->items[i], *nx = i + 1 < n ? &cx->items[i + 1] : NULL;
+        if (nx && !(nx->proc == it->proc && nx->cold == it->cold) &&
+            !(nx->proc != it->proc && nx->block == 0 && !nx->cold))
+            nx = NULL;
         terminate(cx, &cx->items[i], nx);
     }
     /* Addresses. */
@@ -423,6 +431,7 @@ static bool layout(rw_ctx *cx)
     free(porder);
     free(listed);
     free(order);
+    free(aligns);
     free(splits);
     free(firsts);
     return true;
@@ -432,6 +441,7 @@ fail:
     free(porder);
     free(listed);
     free(order);
+    free(aligns);
     free(splits);
     free(firsts);
     return false;
@@ -480,6 +490,8 @@ static bool fix_branch(rw_ctx *cx, uint32_t *word, uint64_t pc, uint64_t t, cons
     else if (tf && is_moved_proc(cx, tf))
         rw_pin(cx, tf, RW_PIN_RANGE, "branch to 0x%llx from 0x%llx", (unsigned long long)t,
                (unsigned long long)pc);
+    else if (cx->repin)
+        return true;    /* the layout is stale anyway: next round */
     else
         return rw_fail(cx, "%s: branch at 0x%llx cannot reach 0x%llx", cx->img->path,
                        (unsigned long long)pc, (unsigned long long)nt);

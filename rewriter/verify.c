@@ -421,6 +421,7 @@ bool rw_verify(const image *orig, const image *neu, FILE *report, rw_verify_stat
             uint64_t t = back(&v, alpha_branch_target(&in, n));
             bool okt = alpha_flow_of(&in) == FLOW_BRANCH && in.ra == REG_ZERO &&
                        (same_target(&v, alpha_branch_target(&in, n), o + 4) ||
+                        same_target(&v, alpha_branch_target(&in, n), cfg_past_padding(v.prog, o + 4)) ||
                         (alpha_flow_of(&oi) == FLOW_CBRANCH &&
                          same_target(&v, alpha_branch_target(&in, n), alpha_branch_target(&oi, o))));
             if (!okt)
