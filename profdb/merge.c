@@ -32,7 +32,10 @@ static int cmp_offset(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int lock_dir(const char *dir, profdb_error *err)
+/* Returns the lock's descriptor, -2 when the filesystem offers no locks
+ * (an NFS mount without a lock service): per-host directories keep hosts
+ * apart without it, so the merge goes on. */
+static int lock_dir(profdb *db, const char *dir, profdb_error *err)
 {
     char *path = pd_join(dir, PROFDB_LOCKFILE, NULL, err);
     if (!path)
@@ -50,7 +53,12 @@ static int lock_dir(const char *dir, profdb_error *err)
     if (r < 0 && errno == EINVAL)   /* no OFD locks: process locks do here */
         while ((r = fcntl(fd, F_SETLKW, &fl)) < 0 && errno == EINTR)
             ;
-    if (r < 0) {
+    if (r < 0 && (errno == ENOLCK || errno == EOPNOTSUPP)) {
+        pd_warn(db, "%s: cannot lock (%s); two writers with this host name would "
+                "lose each other's updates", path, strerror(errno));
+        close(fd);
+        fd = -2;
+    } else if (r < 0) {
         pd_fail_sys(err, path, "cannot lock");
         close(fd);
         fd = -1;
@@ -250,6 +258,8 @@ size_t profdb_merge(profdb *db, const profdb_input *in, size_t n, profdb_error *
     err->sys_errno = 0;
     err->msg[0] = '\0';
 
+    if (n == 0)
+        return 0;
     char epoch[PROFDB_EPOCH_MAX], myhost[PROFDB_MAX_NAME + 2];
     if (!pd_hostname(myhost, sizeof myhost, err) || !pd_current_or_create(db, epoch, err))
         return 0;
@@ -279,9 +289,10 @@ size_t profdb_merge(profdb *db, const profdb_input *in, size_t n, profdb_error *
             char esc[3 * PROFDB_MAX_NAME + 1];
             pd_escape(host, true, esc, sizeof esc);
             hostdir = pd_join(edir, esc, NULL, err);
-            if (!hostdir || !pd_mkdir(hostdir, true, err) || (lockfd = lock_dir(hostdir, err)) < 0)
+            if (!hostdir || !pd_mkdir(hostdir, true, err) || (lockfd = lock_dir(db, hostdir, err)) == -1)
                 break;
-            remove_stale_temps(hostdir);
+            if (lockfd >= 0)
+                remove_stale_temps(hostdir);
             lockedhost = host;
         }
         if (!merge_one(db, hostdir, host, x, err))
@@ -290,7 +301,7 @@ size_t profdb_merge(profdb *db, const profdb_input *in, size_t n, profdb_error *
     /* A failed sync is reported but does not lower the count: the renames
      * are visible, and merging those inputs again would count them twice. */
     profdb_error e2;
-    if (hostdir && lockfd >= 0 && !pd_fsync_dir(hostdir, &e2) && !err->code)
+    if (hostdir && lockfd != -1 && !pd_fsync_dir(hostdir, &e2) && !err->code)
         *err = e2;
     if (lockfd >= 0)
         close(lockfd);

@@ -36,8 +36,16 @@ bool profdb_read_header(const char *path, profdb_info *out, profdb_error *err)
     size_t got;
     uint64_t fsize;
     memset(out, 0, sizeof *out);
-    if (!pd_slurp_head(path, PROFDB_HDR_MAX, &data, &got, &fsize, err))
+    /* Headers are a few hundred bytes; read more only when one says so. */
+    if (!pd_slurp_head(path, 4096, &data, &got, &fsize, err))
         return false;
+    uint32_t hlen = got >= 16 ? (uint32_t)(data[12] | data[13] << 8 | data[14] << 16 |
+                                           (uint32_t)data[15] << 24) : 0;
+    if (hlen > got && hlen <= PROFDB_HDR_MAX && fsize >= hlen) {
+        free(data);
+        if (!pd_slurp_head(path, hlen, &data, &got, &fsize, err))
+            return false;
+    }
     bool ok = pd_decode_header(data, got, fsize, path, out, err);
     free(data);
     if (ok && !(out->file = pd_strdup(path, err))) {

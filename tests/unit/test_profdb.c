@@ -503,3 +503,30 @@ Test(profdb_hosts, concurrent_writers, .init = setup, .fini = teardown)
     free(all);
     profdb_close(db);
 }
+
+/* Ten names of 4000 bytes: eight kept, newest first, and a header of
+ * 32 KB that listings must still read. */
+Test(profdb_merge, many_long_paths, .init = setup, .fini = teardown)
+{
+    profdb *db = open_db();
+    profdb_entry s[1] = { { 4, 1 } };
+    static char names[10][4001];
+    for (int i = 0; i < 10; i++) {
+        memset(names[i], 'a' + i, 4000);
+        names[i][0] = '/';
+        names[i][4000] = '\0';
+        profdb_input in = input(names[i], "cycles", "h", s, 1);
+        merge_ok(db, &in, 1);
+    }
+    profdb_info *v;
+    size_t n;
+    profdb_error err;
+    cr_assert(profdb_list(db, NULL, &v, &n, &err), "%s", err.msg);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(v[0].npaths, PROFDB_MAX_PATHS);
+    for (unsigned i = 0; i < PROFDB_MAX_PATHS; i++)
+        cr_assert_str_eq(v[0].paths[i], names[9 - i]);
+    cr_assert_eq(v[0].total, 10);
+    profdb_infos_free(v, n);
+    profdb_close(db);
+}
