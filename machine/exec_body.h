@@ -43,7 +43,7 @@ static void EXEC_INNER(thread *t, int64_t budget)
 #if EXEC_TIMED
 #define PCOF(dd) (b->pc + ((uint64_t)((dd) - b->ins) << 2))
 #define RETIRE(np) do {                                                       \
-        axp_retire r_ = { .cpu = m->curcpu->id, .pid = t->p->pid, .tid = t->tid, \
+        axp_retire r_ = { .cpu = m->curcpu ? m->curcpu->id : 0, .pid = t->p->pid, .tid = t->tid, \
                           .pc = PCOF(d), .word = d->word, .id = d->id,          \
                           .ea = ea_last, .next_pc = (np) };                     \
         m->hook(m->hook_ctx, &r_);                                            \

@@ -199,7 +199,7 @@ static block *translate(thread *t, uint64_t pc)
     b->n = n;
     b->exit = exit;
     if (exit == BX_COND || exit == BX_BR || exit == BX_BSR)
-        b->target = a + ((int64_t)tmp[n - 1].imm << 2);
+        b->target = a + (uint64_t)((int64_t)tmp[n - 1].imm * 4);
     b->pnext = p->code;
     p->code = b;
     hash_insert(&x->cc, b);
