@@ -375,6 +375,8 @@ struct axp_machine {
 
     axp_retire_hook hook;
     void *hook_ctx;
+    axp_image_hook ihook;
+    void *ihook_ctx;
     struct exact *x;
 
     uint8_t nosys_seen[1024 / 8];
@@ -501,6 +503,8 @@ int load_program(thread *t, const char *hostpath, const char *gpath,
                  char *const argv[], char *const envp[], char *err, size_t errsz);
 int image_register(machine *m, const char *hostpath, const char *gpath);
 int64_t image_link_delta(machine *m, int img, uint64_t off, uint64_t start);
+void image_notice(machine *m, proc *p, int img, uint64_t base, uint64_t size, uint64_t off, int64_t link);
+void image_notice_all(machine *m, proc *p);
 
 /* Scheduler (sched.c). */
 void sched_wake_futex(machine *m, mm *x, uint64_t addr, int n, uint32_t bits, int *woken);

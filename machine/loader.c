@@ -110,7 +110,7 @@ static int prot_of(uint32_t pf)
 }
 
 /* Map the PT_LOAD segments of im at bias.  Returns 0 or -errno. */
-static int map_image(machine *m, mm *x, const image *im, uint64_t bias, int img,
+static int map_image(machine *m, mm *x, proc *notice_to, const image *im, uint64_t bias, int img,
                      const char *gpath, uint64_t *brk_end, char *err, size_t errsz)
 {
     uint64_t hi = 0;
@@ -141,6 +141,8 @@ static int map_image(machine *m, mm *x, const image *im, uint64_t bias, int img,
                 e += PG_SIZE;
             uint64_t off = s->offset - (va - pg);
             mm_map(m, x, pg, e - pg, prot, VMA_FILE, gpath, off, img, -(int64_t)bias);
+            if (prot & GP_X)
+                image_notice(m, notice_to, img, pg, e - pg, off, -(int64_t)bias);
             pg = e;
         }
         uint64_t fstart = s->offset & ~PG_MASK;
@@ -420,7 +422,7 @@ int load_program(thread *t, const char *hostpath, const char *gpath,
     if (im->type == ET_DYN)
         bias = ET_DYN_BASE - lo;
     int img = image_add(m, im, hp, gp);
-    r = map_image(m, x, im, bias, img, gp, &brk_end, err, errsz);
+    r = map_image(m, x, t->p, im, bias, img, gp, &brk_end, err, errsz);
     (void)span;
     uint64_t entry = im->entry + bias;
     if (!r && ii) {
@@ -428,7 +430,7 @@ int load_program(thread *t, const char *hostpath, const char *gpath,
         uint64_t at = mm_find_free(x, 0, ispan);
         ibias = at - ilo;
         int iimg = image_add(m, ii, ihost, im->interp);
-        r = map_image(m, x, ii, ibias, iimg, im->interp, &ibrk, err, errsz);
+        r = map_image(m, x, t->p, ii, ibias, iimg, im->interp, &ibrk, err, errsz);
     }
     if (r) {
         mm_put(m, x);

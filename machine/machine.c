@@ -67,6 +67,34 @@ void axp_set_retire_hook(axp_machine *m, axp_retire_hook fn, void *ctx)
     m->hook_ctx = ctx;
 }
 
+void axp_set_image_hook(axp_machine *m, axp_image_hook fn, void *ctx)
+{
+    m->ihook = fn;
+    m->ihook_ctx = ctx;
+}
+
+void image_notice(machine *m, proc *p, int img, uint64_t base, uint64_t size, uint64_t off, int64_t link)
+{
+    if (!m->ihook || img < 0)
+        return;
+    axp_image_event e = { .kind = AXP_IMAGE_LOAD, .pid = p->pid, .base = base, .size = size,
+                          .offset = off, .link = link, .path = m->img[img].gpath,
+                          .build_id = m->img[img].build_id };
+    m->ihook(m->ihook_ctx, &e);
+}
+
+/* A new process inherits its parent's mappings: announce them. */
+void image_notice_all(machine *m, proc *p)
+{
+    if (!m->ihook || !p->mm)
+        return;
+    for (size_t i = 0; i < p->mm->nv; i++) {
+        const vma *v = &p->mm->v[i];
+        if ((v->prot & GP_X) && v->img >= 0)
+            image_notice(m, p, v->img, v->start, v->end - v->start, v->off, v->link);
+    }
+}
+
 void axp_free(axp_machine *m)
 {
     if (!m)

@@ -40,6 +40,19 @@ typedef struct axp_retire {
 } axp_retire;
 typedef void (*axp_retire_hook)(void *ctx, const axp_retire *r);
 
+/* What a collector needs to map samples to images: an executable mapping
+ * of an image file appeared in a process, or a process ended. */
+typedef struct axp_image_event {
+    enum { AXP_IMAGE_LOAD, AXP_PROCESS_EXIT } kind;
+    int pid;
+    uint64_t base, size;    /* the mapping (LOAD) */
+    uint64_t offset;        /* file offset of base (LOAD) */
+    int64_t link;           /* link-time address minus run-time address (LOAD) */
+    const char *path;       /* the image's path as the guest named it (LOAD) */
+    const char *build_id;   /* lowercase hex, "" if none (LOAD) */
+} axp_image_event;
+typedef void (*axp_image_hook)(void *ctx, const axp_image_event *e);
+
 axp_machine *axp_new(const axp_config *cfg, char *err, size_t errsz);
 void axp_free(axp_machine *m);
 
@@ -47,6 +60,9 @@ void axp_free(axp_machine *m);
  * per retired instruction; without one, the functional executor runs and
  * pays nothing for it.  Set it before axp_run. */
 void axp_set_retire_hook(axp_machine *m, axp_retire_hook fn, void *ctx);
+
+/* Called for every executable mapping of an image and every process exit. */
+void axp_set_image_hook(axp_machine *m, axp_image_hook fn, void *ctx);
 
 /* Create the first process from PATH (a host path) with argv and envp.
  * Returns 0, or -1 with a message naming the file and the problem. */

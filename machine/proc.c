@@ -172,6 +172,10 @@ static void wake_waiters(machine *m, proc *parent)
 /* The last thread is gone: release everything, tell the parent. */
 static void proc_zombie(machine *m, proc *p)
 {
+    if (m->ihook) {
+        axp_image_event e = { .kind = AXP_PROCESS_EXIT, .pid = p->pid };
+        m->ihook(m->ihook_ctx, &e);
+    }
     pstat_update(m, p);
     m->ps[p->stat_index].done = true;
     m->ps[p->stat_index].wstatus = p->wstatus;

@@ -122,6 +122,8 @@ SYS(mmap)
             return n;
         }
     }
+    if (prot & GP_X)
+        image_notice(m, t->p, img, at, len, (uint64_t)off, link);
     return (long)at;
 }
 
