@@ -258,7 +258,7 @@ bool rw_elf_write(rw_ctx *cx, const char *path)
     snprintf(tmp, plen + 16, "%s.tmp%d", path, (int)getpid());
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0755);
     if (fd < 0) {
-        rw_fail(cx, "%s: %s", path, strerror(errno));
+        rw_fail(cx, "%s: cannot create: %s", path, strerror(errno));
         goto out;
     }
     bool w = pwrite_all(fd, cx->out, aend, 0) &&
