@@ -122,6 +122,13 @@ $(BUILD)/tests/driver/%: $(BUILD)/obj/tests/driver/%.o $(BUILD)/lib/libcpo_colle
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) -o $@ $^ $(LIBS)
 
+# ---- cpod test programs: tests/cpod/NAME.c -> build/tests/cpod/NAME --------
+CPOD_TESTS := $(patsubst tests/cpod/%.c,$(BUILD)/tests/cpod/%,$(wildcard tests/cpod/*.c))
+.SECONDARY: $(CPOD_TESTS:$(BUILD)/tests/cpod/%=$(BUILD)/obj/tests/cpod/%.o)
+$(BUILD)/tests/cpod/%: $(BUILD)/obj/tests/cpod/%.o $(ROOM_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -o $@ $< $(ROOM_LIBS) $(LIBS)
+
 # ---- Alpha programs and workloads ---------------------------------------
 programs:
 	$(MAKE) -C tests/programs ALPHA_CC=$(ALPHA_CC) OUT=$(abspath $(BUILD))/programs
@@ -129,9 +136,9 @@ workloads:
 	scripts/build-workloads.sh $(abspath $(BUILD))/workloads
 
 # ---- whole suite, benchmarks, demo --------------------------------------
-test: all $(BUILD)/tests/unit $(BUILD)/asan/tests/unit $(FUZZERS) $(DRIVER_TESTS) $(PROFDB_DRIVERS) programs workloads
+test: all $(BUILD)/tests/unit $(BUILD)/asan/tests/unit $(FUZZERS) $(DRIVER_TESTS) $(PROFDB_DRIVERS) $(CPOD_TESTS) programs workloads
 	scripts/run-tests.sh
-bench: all $(DRIVER_TESTS) $(PROFDB_DRIVERS) programs workloads
+bench: all $(DRIVER_TESTS) $(PROFDB_DRIVERS) $(CPOD_TESTS) programs workloads
 	scripts/bench.sh
 demo: all programs workloads
 	scripts/demo.sh

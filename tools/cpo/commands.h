@@ -11,5 +11,8 @@ int cmd_info(int argc, char **argv);     /* cmd_info.c: image/ summary */
 int cmd_cfg(int argc, char **argv);      /* cmd_cfg.c: cfg/ */
 int cmd_addrmap(int argc, char **argv);  /* cmd_addrmap.c: rewriter/ address map */
 int cmd_cat(int argc, char **argv);      /* cmd_cat.c: profdb/ one profile file */
+int cmd_flush(int argc, char **argv);    /* cmd_daemon.c: steer cpod */
+int cmd_epoch(int argc, char **argv);    /* cmd_daemon.c */
+int cmd_quit(int argc, char **argv);     /* cmd_daemon.c */
 
 #endif

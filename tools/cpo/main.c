@@ -16,6 +16,9 @@ static const struct {
     { "addrmap", cmd_addrmap, "addrmap IMAGE [ADDR]        original address of ADDR in a rewritten image, or the map" },
     { "relocs", cmd_relocs, "relocs IMAGE                 every relocation, by section" },
     { "cat",    cmd_cat,    "cat [--header] PROFILE       one profile file: header, then offset and count lines" },
+    { "flush",  cmd_flush,  "flush --db DIR               drain every machine and merge into the database" },
+    { "epoch",  cmd_epoch,  "epoch --db DIR               flush into the current epoch, then start a new one" },
+    { "quit",   cmd_quit,   "quit --db DIR                flush, then stop the daemon" },
 };
 
 static void usage(FILE *f)
