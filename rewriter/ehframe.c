@@ -263,8 +263,25 @@ void rw_eh_release(struct rw_eh *e)
 
 /* ---- analysis: what cannot move --------------------------------------- */
 
-static void pin_range(rw_ctx *cx, uint64_t lo, uint64_t hi, rw_reason why, const char *what)
+/* An FDE we cannot rewrite row by row: when it covers one procedure alone,
+ * that procedure moves whole and the FDE is copied with a new start (its
+ * program and any LSDA are relative to that start); otherwise every
+ * procedure it touches stays in place. */
+static void keep_shape(rw_ctx *cx, uint64_t lo, uint64_t hi, rw_reason why, const char *what)
 {
+    const cfg_proc *one = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < cx->prog->nprocs; i++) {
+        const cfg_proc *f = &cx->prog->procs[i];
+        if (f->start < hi && lo < f->end) {
+            one = f;
+            n++;
+        }
+    }
+    if (n == 1 && lo >= one->start && hi <= one->end) {
+        rw_rigid(cx, one, why, "%s", what);
+        return;
+    }
     for (size_t i = 0; i < cx->prog->nprocs; i++) {
         const cfg_proc *f = &cx->prog->procs[i];
         if (f->start < hi && lo < f->end)
@@ -297,7 +314,7 @@ bool rw_eh_analyse(rw_ctx *cx)
         if (f->lsda) {
             snprintf(what, sizeof what, "FDE at 0x%llx has an LSDA",
                      (unsigned long long)(e->addr + f->off));
-            pin_range(cx, f->begin, f->begin + f->range, RW_PIN_LSDA, what);
+            keep_shape(cx, f->begin, f->begin + f->range, RW_PIN_LSDA, what);
         }
         cfi_row cur = c->init;
         rows.n = 0;
@@ -305,7 +322,7 @@ bool rw_eh_analyse(rw_ctx *cx)
                      err, sizeof err)) {
             f->bad = true;
             snprintf(what, sizeof what, "FDE at 0x%llx: %s", (unsigned long long)(e->addr + f->off), err);
-            pin_range(cx, f->begin, f->begin + f->range, RW_PIN_CFI, what);
+            keep_shape(cx, f->begin, f->begin + f->range, RW_PIN_CFI, what);
         }
     }
     free(rows.row);
@@ -420,15 +437,15 @@ static bool fde_done(builder *b, size_t lenpos)
     return true;
 }
 
-static bool copy_fde(builder *b, const eh_fde *f)
+static bool copy_fde(builder *b, const eh_fde *f, uint64_t begin)
 {
     size_t lenpos;
-    size_t at = fde_head(b, f, f->begin, f->range, &lenpos);
+    size_t at = fde_head(b, f, begin, f->range, &lenpos);
     if (at == SIZE_MAX)
         return rw_fail(b->cx, "%s: .eh_frame: FDE at 0x%zx cannot be placed", b->cx->img->path, f->off);
     cfi_put(&b->o, b->e->d + f->prog_off, f->prog_len);
     b->cx->st->fdes_copied++;
-    return fde_done(b, lenpos) && tab_add(b, f->begin, b->cx->eh_addr + at);
+    return fde_done(b, lenpos) && tab_add(b, begin, b->cx->eh_addr + at);
 }
 
 /* One unit of new code: its new address and the old address whose row it
@@ -539,7 +556,8 @@ static bool rebuild_fde(builder *b, const eh_fde *f, unit **ubuf, size_t *ucap)
                 if (!(ok = grow_units(cx, ubuf, ucap, n + it->pad / 4 + it->size / 4 + 1)))
                     break;
                 unit *u = *ubuf;
-                for (uint32_t k = 0; k < it->pad; k += 4)
+                /* Padding before a piece belongs to nothing that runs. */
+                for (uint32_t k = 0; n && k < it->pad; k += 4)
                     u[n++] = (unit){ it->addr - it->pad + k, bl->start };
                 uint32_t body = (uint32_t)(bl->end - bl->start) - (it->drop ? 4 : 0);
                 for (uint32_t k = 0; k < body; k += 4)
@@ -587,10 +605,14 @@ bool rw_eh_build(rw_ctx *cx)
         const eh_fde *f = &e->fde[i];
         if (!f->range || !f->begin)
             continue;       /* left over from discarded sections */
-        if (touches_moved(cx, f->begin, f->begin + f->range))
+        const cfg_proc *p = cfg_proc_at(cx->prog, f->begin);
+        const rw_proc *rp = p ? &cx->procs[p - cx->prog->procs] : NULL;
+        if (rp && rp->reason == RW_MOVED && rp->rigid && f->begin + f->range <= p->end)
+            ok = copy_fde(&b, f, rw_map(cx, f->begin));     /* moved whole */
+        else if (touches_moved(cx, f->begin, f->begin + f->range))
             ok = rebuild_fde(&b, f, &ubuf, &ucap);
         else
-            ok = copy_fde(&b, f);
+            ok = copy_fde(&b, f, f->begin);
     }
     free(ubuf);
     static const uint8_t term[4];

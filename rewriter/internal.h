@@ -23,6 +23,7 @@ typedef struct rw_item {        /* one block, as emitted */
     uint32_t proc, block;
     uint32_t align;             /* requested alignment (0 = none) */
     bool cold;
+    bool rigid;                 /* its procedure moves whole */
     bool invert;                /* emit the final branch inverted */
     bool drop;                  /* drop the final BR */
     bool addbr;                 /* append `br brto` */
@@ -33,7 +34,8 @@ typedef struct rw_item {        /* one block, as emitted */
 } rw_item;
 
 typedef struct rw_proc {
-    uint8_t reason;             /* rw_reason */
+    uint8_t reason;             /* rw_reason: RW_MOVED, or why pinned */
+    uint8_t rigid;              /* moved whole: why (0 = free to reorder) */
     char detail[120];
     const plan_proc *pp;        /* its plan entry, or NULL */
     uint32_t align;
@@ -85,6 +87,9 @@ typedef struct rw_ctx {
 /* rewrite.c */
 bool rw_fail(rw_ctx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rw_pin(rw_ctx *cx, const cfg_proc *f, rw_reason why, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Move f only as a whole (its internal distances must not change). */
+void rw_rigid(rw_ctx *cx, const cfg_proc *f, rw_reason why, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 uint64_t rw_map(const rw_ctx *cx, uint64_t old);    /* new address, or old */
 bool rw_moved(const rw_ctx *cx, uint64_t old);

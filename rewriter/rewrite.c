@@ -58,6 +58,18 @@ void rw_pin(rw_ctx *cx, const cfg_proc *f, rw_reason why, const char *fmt, ...)
     cx->repin = true;
 }
 
+void rw_rigid(rw_ctx *cx, const cfg_proc *f, rw_reason why, const char *fmt, ...)
+{
+    rw_proc *p = &cx->procs[f - cx->prog->procs];
+    if (p->reason != RW_MOVED || p->rigid)
+        return;
+    p->rigid = (uint8_t)why;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->detail, sizeof p->detail, fmt, ap);
+    va_end(ap);
+}
+
 static inline uint64_t *map_slot(const rw_ctx *cx, uint64_t a)
 {
     return a >= cx->code_lo && a < cx->code_hi && !(a & 3) ? &cx->map[(a - cx->code_lo) / 4] : NULL;
@@ -291,7 +303,7 @@ static void terminate(rw_ctx *cx, rw_item *it, const rw_item *next)
     if (!in.op || fl == FLOW_JUMP || fl == FLOW_RETURN || fl == FLOW_COROUTINE)
         return;
     if (fl == FLOW_BRANCH) {
-        it->drop = in.ra == REG_ZERO && next && alpha_branch_target(&in, la) == na;
+        it->drop = !it->rigid && in.ra == REG_ZERO && next && alpha_branch_target(&in, la) == na;
         it->size -= it->drop ? 4 : 0;
         return;
     }
@@ -299,7 +311,9 @@ static void terminate(rw_ctx *cx, rw_item *it, const rw_item *next)
     uint64_t fall = b->end == f->end ? cfg_past_padding(cx->prog, b->end) : b->end;
     if (fl == FLOW_CBRANCH) {
         uint64_t t = alpha_branch_target(&in, la);
-        if (is_invert(cx, la))
+        if (it->rigid)
+            it->invert = false;     /* distances inside must not change */
+        else if (is_invert(cx, la))
             it->invert = true;
         else
             it->invert = next && na == t && t != fall;
@@ -355,7 +369,8 @@ static bool layout(rw_ctx *cx)
     for (size_t i = 0; i < np; i++) {
         const cfg_proc *f = &prog->procs[porder[i]];
         firsts[i] = no;
-        if (!proc_order(cx, f, cx->procs[porder[i]].pp, order + no, &splits[i], aligns + no))
+        const rw_proc *rp = &cx->procs[porder[i]];
+        if (!proc_order(cx, f, rp->rigid ? NULL : rp->pp, order + no, &splits[i], aligns + no))
             goto fail;
         no += f->nblocks;
     }
@@ -377,7 +392,7 @@ static bool layout(rw_ctx *cx)
                 if (k == lo && !part && rp->align > al)
                     al = rp->align;
                 cx->items[n++] = (rw_item){ .proc = porder[i], .block = order[firsts[i] + k],
-                                            .align = al, .cold = part == 1 };
+                                            .align = al, .cold = part == 1, .rigid = rp->rigid != 0 };
             }
         }
     cx->nitems = n;
@@ -834,7 +849,7 @@ static void analyse(rw_ctx *cx)
         else if (f->flags & CFG_PF_COROUTINE)
             rw_pin(cx, f, RW_PIN_COROUTINE, "%s", f->why);
         else if (f->flags & CFG_PF_MISSING)
-            rw_pin(cx, f, RW_PIN_INDIRECT, "%s", f->why);
+            rw_rigid(cx, f, RW_PIN_INDIRECT, "%s", f->why);
     }
 }
 
@@ -945,6 +960,12 @@ bool rw_rewrite(const image *img, const cfg_program *prog, const plan *pl,
             const cfg_proc *f = &prog->procs[i];
             if (p->reason == RW_MOVED) {
                 st->moved++;
+                if (p->rigid) {
+                    st->rigid[p->rigid]++;
+                    if (opt->log)
+                        fprintf(opt->log, "moved whole: %s 0x%llx: %s (%s)\n", f->name,
+                                (unsigned long long)f->start, rw_reason_name(p->rigid), p->detail);
+                }
                 st->old_text += f->end - f->start;
                 st->blocks_moved += f->nblocks;
             } else {

@@ -20,7 +20,9 @@
 #include "image/image.h"
 #include "rewriter/plan.h"
 
-/* Why a procedure was left in place. */
+/* Why a procedure was left in place, or moved only as a whole (its blocks
+ * keep their order and distances: RW_PIN_INDIRECT, RW_PIN_LSDA, RW_PIN_CFI
+ * when its unwind entry covers it alone). */
 typedef enum {
     RW_MOVED = 0,
     RW_PIN_PLAN,        /* the plan says so */
@@ -45,7 +47,8 @@ typedef struct rw_options {
 
 typedef struct rw_stats {
     size_t procs, moved;
-    size_t pinned[RW_NREASONS];
+    size_t pinned[RW_NREASONS];     /* left in place, by reason */
+    size_t rigid[RW_NREASONS];      /* moved whole, without reordering */
     size_t blocks_moved;
     size_t branches_added, branches_removed, branches_inverted;
     uint64_t old_text, new_text;    /* bytes of code moved, and emitted */

@@ -63,7 +63,7 @@ for src in tests/programs/*.c; do
       if ! "$OPT" "$orig" "${args[@]}" --check -o "$out" >"$out.log" 2>&1; then
         fail "$name-$kind plan $plan: optimize-image failed"; cat "$out.log"; continue
       fi
-      [ -z "$summary" ] && summary="$(head -1 "$out.log" | sed 's/.*: //')$(grep '^  left in place:' "$out.log" | sed 's/^  left in place: /; /' | tr -d '\n')"
+      [ -z "$summary" ] && summary="$(head -1 "$out.log" | sed 's/.*: //')$(grep -E '^  (left in place|moved whole)' "$out.log" | sed -E 's/^  (left in place|moved whole, blocks not reordered): /; \1: /' | tr -d '\n')"
       if ! "$CPO" addrmap "$out" --verify "$orig" >"$out.verify" 2>&1; then
         fail "$name-$kind plan $plan: verify"; tail -25 "$out.verify"
       else

@@ -53,7 +53,7 @@ for plan in identity $SEEDS; do
       fi
       ms=$(( ($(date +%s%N) - start) / 1000000 ))
       if [ "$plan" = identity ] || [ "$plan" = "${SEEDS%% *}" ]; then
-        echo "$w$v plan $plan: $(head -1 "$out.log" | sed 's/.*: //')$(grep '^  left in place:' "$out.log" | sed 's/^  left in place: /; /' | tr -d '\n') (${ms} ms)"
+        echo "$w$v plan $plan: $(head -1 "$out.log" | sed 's/.*: //')$(grep -E '^  (left in place|moved whole)' "$out.log" | sed -E 's/^  (left in place|moved whole, blocks not reordered): /; \1: /' | tr -d '\n') (${ms} ms)"
       fi
       if "$CPO" addrmap "$out" --verify "$orig" >"$out.verify" 2>&1; then
         passed=$((passed + 1))

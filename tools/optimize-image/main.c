@@ -125,6 +125,9 @@ int main(int argc, char **argv)
         for (unsigned r = 1; r < RW_NREASONS; r++)
             if (st.pinned[r])
                 printf("  left in place: %zu %s\n", st.pinned[r], rw_reason_name(r));
+        for (unsigned r = 1; r < RW_NREASONS; r++)
+            if (st.rigid[r])
+                printf("  moved whole, blocks not reordered: %zu %s\n", st.rigid[r], rw_reason_name(r));
         printf("code: %" PRIu64 " bytes moved, %" PRIu64 " bytes emitted at 0x%" PRIx64
                "; %zu branches added, %zu removed, %zu inverted\n",
                st.old_text, st.new_text, st.seg_addr, st.branches_added, st.branches_removed,
