@@ -22,11 +22,33 @@
 
 #define SLICE_STEPS 20000
 
+#define MAXSLOTS 4
+
 typedef struct item {
     uint32_t block;
     uint64_t end;            /* scan [block start, end) backwards */
     uint32_t want;           /* integer registers still to explain */
+    uint8_t nslots;          /* stack slots (offsets from sp) likewise: */
+    int16_t slots[MAXSLOTS]; /* a table address spilled and reloaded */
 } item;
+
+static bool same_item(const item *a, const item *b)
+{
+    if (a->block != b->block || a->want != b->want || a->nslots != b->nslots)
+        return false;
+    for (unsigned i = 0; i < a->nslots; i++)
+        if (a->slots[i] != b->slots[i])
+            return false;
+    return true;
+}
+
+static int slot_index(const item *it, int16_t off)
+{
+    for (unsigned i = 0; i < it->nslots; i++)
+        if (it->slots[i] == off)
+            return (int)i;
+    return -1;
+}
 
 static bool table_start(const cfg_program *prog, const cfg_proc *f, uint64_t addr)
 {
@@ -49,13 +71,13 @@ size_t cfg_find_tables(const cfg_slice_ctx *cx, uint32_t block, uint64_t *tables
     const alpha_insn *jmp = &cx->insns[(f->blocks[block].end - 4 - f->start) / 4];
     if (jmp->rb == REG_ZERO)
         goto out;
-    work[n++] = (item){ block, f->blocks[block].end - 4, 1u << jmp->rb };
+    work[n++] = (item){ block, f->blocks[block].end - 4, 1u << jmp->rb, 0, { 0 } };
     unsigned steps = 0;
     while (n && steps < SLICE_STEPS) {
         item it = work[--n];
         const cfg_block *b = &f->blocks[it.block];
         uint32_t want = it.want;
-        for (uint64_t a = it.end; a > b->start && want && steps < SLICE_STEPS; steps++) {
+        for (uint64_t a = it.end; a > b->start && (want || it.nslots) && steps < SLICE_STEPS; steps++) {
             a -= 4;
             const alpha_insn *in = &cx->insns[(a - f->start) / 4];
             if (!in->op)
@@ -66,6 +88,17 @@ size_t cfg_find_tables(const cfg_slice_ctx *cx, uint32_t block, uint64_t *tables
             }
             alpha_regset uses, defs;
             alpha_regs(in, &uses, &defs);
+            if (it.nslots && (defs & (1u << REG_SP)))
+                it.nslots = 0;      /* the frame moved: give the slots up */
+            if (it.nslots && (in->op->flags & OPF_STORE) && in->rb == REG_SP && in->op->size == 8) {
+                int k = slot_index(&it, (int16_t)in->disp);
+                if (k >= 0) {
+                    it.slots[k] = it.slots[--it.nslots];
+                    if (in->ra != REG_ZERO)
+                        want |= 1u << in->ra;
+                }
+                continue;
+            }
             uint32_t d = (uint32_t)defs & want;
             if (!d)
                 continue;
@@ -89,19 +122,35 @@ size_t cfg_find_tables(const cfg_slice_ctx *cx, uint32_t block, uint64_t *tables
             bool passes = fmt == AF_OPR ||
                           (fmt == AF_MEM && (in->op->flags & (OPF_ADDR | OPF_LOAD)) &&
                            !(in->op->flags & OPF_FPMEM));
-            if (passes)
+            if (passes && (in->op->flags & OPF_LOAD) && in->rb == REG_SP && in->op->size == 8) {
+                /* A reload: follow the stack slot back to its store. */
+                if (slot_index(&it, (int16_t)in->disp) < 0 && it.nslots < MAXSLOTS)
+                    it.slots[it.nslots++] = (int16_t)in->disp;
+            } else if (passes) {
                 want |= (uint32_t)uses & ~((1u << REG_GP) | (1u << REG_SP) | (1u << REG_ZERO));
+            }
         }
-        if (!want)
+        if (!want && !it.nslots)
             continue;
+        /* Keep the slot list in a canonical order for the dedup below. */
+        for (unsigned i = 1; i < it.nslots; i++)
+            for (unsigned k = i; k > 0 && it.slots[k - 1] > it.slots[k]; k--) {
+                int16_t t = it.slots[k];
+                it.slots[k] = it.slots[k - 1];
+                it.slots[k - 1] = t;
+            }
         /* Reached the block's start: carry on into every predecessor. */
         for (uint32_t k = 0; k < b->nin; k++) {
             const cfg_edge *e = &f->edges[f->in_edges[b->first_in + k]];
             if (e->from >= f->nblocks)
                 continue;
+            item nx = it;
+            nx.block = e->from;
+            nx.end = f->blocks[e->from].end;
+            nx.want = want;
             bool dup = false;
             for (size_t s = 0; s < nseen && !dup; s++)
-                dup = seen[s].block == e->from && seen[s].want == want;
+                dup = same_item(&seen[s], &nx);
             if (dup)
                 continue;
             if (nseen == seencap) {
@@ -111,7 +160,7 @@ size_t cfg_find_tables(const cfg_slice_ctx *cx, uint32_t block, uint64_t *tables
                 seen = t;
                 seencap *= 2;
             }
-            seen[nseen++] = (item){ e->from, 0, want };
+            seen[nseen++] = nx;
             if (n == cap) {
                 item *t = realloc(work, 2 * cap * sizeof *t);
                 if (!t)
@@ -119,7 +168,7 @@ size_t cfg_find_tables(const cfg_slice_ctx *cx, uint32_t block, uint64_t *tables
                 work = t;
                 cap *= 2;
             }
-            work[n++] = (item){ e->from, f->blocks[e->from].end, want };
+            work[n++] = nx;
         }
     next:;
     }
