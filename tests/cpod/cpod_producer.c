@@ -48,7 +48,8 @@ typedef struct img {
 static img *imgs;
 static size_t nimgs;
 static drv *D;
-static const char *per_process;
+static const char *per_process, *expected_path;
+static void write_expected(const char *out);
 static uint64_t rate, sent, stop_after;
 static struct timespec t0;
 
@@ -147,8 +148,10 @@ static void sample(uint32_t pid, uint64_t pc, unsigned ev)
     if (++sent % 1024 == 0)
         for (unsigned c = 0; c < NCPUS; c++)
             drv_poll(D, c);
-    if (stop_after && sent == stop_after)
+    if (stop_after && sent == stop_after) {
+        write_expected(expected_path);
         _exit(3);   /* a crash: no exit notices, no detaching */
+    }
     pace();
 }
 
@@ -189,10 +192,10 @@ static void run(uint32_t pid, const int *imgv, const uint64_t *biasv, int nim, u
         } else {
             off = m->text_lo + (next() % ((m->text_hi - m->text_lo) / 4)) * 4;
         }
-        sample(pid, off + biasv[which], ev);
-        expect(imgv[which], ev, 0, off);
+        expect(imgv[which], ev, 0, off);   /* first: a crash may end sample() */
         if (per_process && !strcmp(per_process, m->base))
             expect(imgv[which], ev, pid, off);
+        sample(pid, off + biasv[which], ev);
     }
 }
 
@@ -202,8 +205,8 @@ static void unmapped(uint32_t pid, uint64_t n)
     for (uint64_t k = 0; k < n; k++) {
         unsigned ev = next() % 10 == 0 ? 1 : 0;
         uint64_t pc = 0x3ff00000000ull + (next() % 512) * 4;
-        sample(pid, pc, ev);
         expect(-1, ev, 0, pc);
+        sample(pid, pc, ev);
     }
 }
 
@@ -291,6 +294,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *db = argv[1], *out = argv[2];
+    expected_path = out;
     uint64_t total = 200000, seed = 1;
     uint32_t base = 1000;
     bool quiet = false;
