@@ -85,6 +85,37 @@ pte *mm_pte(mm *x, uint64_t va, bool create)
     return &(*l2)[vpn & 1023];
 }
 
+/* The pte of a mapped page, made from its region on first touch: regions
+ * are recorded without page-table entries, so reserving a huge range costs
+ * nothing.  NULL when va is not mapped. */
+static pte *pte_present(mm *x, uint64_t va)
+{
+    pte *p = mm_pte(x, va, false);
+    if (p && (p->flags & PTE_MAPPED))
+        return p;
+    const vma *v = mm_vma_at(x, va);
+    if (!v)
+        return NULL;
+    p = mm_pte(x, va, true);
+    p->prot = v->prot;
+    p->flags = PTE_MAPPED;
+    return p;
+}
+
+/* Next page-table slot at or after va that may hold a pte (skips the
+ * 8 GB and 8 MB ranges with no table). */
+static uint64_t next_pte_va(mm *x, uint64_t va)
+{
+    uint64_t vpn = va >> PG_SHIFT;
+    if (va >= VA_LIMIT)
+        return VA_LIMIT;
+    if (!x->dir[vpn >> 20])
+        return ((vpn >> 20) + 1) << (20 + PG_SHIFT);
+    if (!x->dir[vpn >> 20][(vpn >> 10) & 1023])
+        return ((vpn >> 10) + 1) << (10 + PG_SHIFT);
+    return va;
+}
+
 /* Walk every present pte of x. */
 #define FOR_EACH_PTE(x, va, p)                                                 \
     for (uint64_t i1_ = 0; i1_ < 512; i1_++)                                   \
@@ -112,6 +143,10 @@ mm *mm_fork(mm *src)
         x->v[i] = src->v[i];
         x->v[i].name = src->v[i].name ? strdup(src->v[i].name) : NULL;
     }
+    for (size_t i = 0; i < src->nv; i++)
+        if (src->v[i].shared)
+            for (uint64_t va = src->v[i].start; va < src->v[i].end; va += PG_SIZE)
+                pte_present(src, va);
     FOR_EACH_PTE(src, va, p) {
         if (!(p->flags & PTE_MAPPED))
             continue;
@@ -255,6 +290,11 @@ static void vma_split(mm *x, uint64_t addr)
 static void release_pages(mm *x, uint64_t start, uint64_t end)
 {
     for (uint64_t va = start; va < end; va += PG_SIZE) {
+        uint64_t nx = next_pte_va(x, va);
+        if (nx != va) {
+            va = nx - PG_SIZE;
+            continue;
+        }
         pte *p = mm_pte(x, va, false);
         if (!p)
             continue;
@@ -307,11 +347,6 @@ int mm_map(machine *m, mm *x, uint64_t start, uint64_t len, int prot, int kind,
         prev->end = v.end;      /* grow the heap or an anonymous region in place */
     else
         vma_insert(x, at, &v);
-    for (uint64_t va = start; va < start + len; va += PG_SIZE) {
-        pte *p = mm_pte(x, va, true);
-        p->prot = (uint8_t)prot;
-        p->flags = PTE_MAPPED;
-    }
     return 0;
 }
 
@@ -340,9 +375,16 @@ int mm_protect(machine *m, mm *x, uint64_t start, uint64_t len, int prot)
     if (!(prot & GP_X))
         code_invalidate_range(x, start, end);
     for (uint64_t va = start; va < end; va += PG_SIZE) {
-        pte *p = mm_pte(x, va, true);
-        p->prot = (uint8_t)prot;
-        tlb_flush_page(x, va);
+        uint64_t nx = next_pte_va(x, va);
+        if (nx != va) {
+            va = nx - PG_SIZE;
+            continue;
+        }
+        pte *p = mm_pte(x, va, false);
+        if (p && (p->flags & PTE_MAPPED)) {
+            p->prot = (uint8_t)prot;
+            tlb_flush_page(x, va);
+        }
     }
     return 0;
 }
@@ -354,8 +396,8 @@ int mm_protect(machine *m, mm *x, uint64_t start, uint64_t len, int prot)
  * force ignores protections (the loader writing read-only segments). */
 static uint8_t *page_get(mm *x, uint64_t va, int need, bool force, int *code)
 {
-    pte *p = mm_pte(x, va, false);
-    if (!p || !(p->flags & PTE_MAPPED)) {
+    pte *p = pte_present(x, va);
+    if (!p) {
         *code = A_SEGV_MAPERR;
         return NULL;
     }
@@ -399,8 +441,8 @@ static uint8_t *page_get(mm *x, uint64_t va, int need, bool force, int *code)
 /* Mark a page as holding code (translate.c) and read its words. */
 const uint8_t *mem_code_page(mm *x, uint64_t va, pte **pp)
 {
-    pte *p = mm_pte(x, va, false);
-    if (!p || !(p->flags & PTE_MAPPED) || !(p->prot & GP_X))
+    pte *p = pte_present(x, va);
+    if (!p || !(p->prot & GP_X))
         return NULL;
     if (!p->f) {
         p->f = &zero_frame;
@@ -596,6 +638,11 @@ void mm_discard(mm *x, uint64_t start, uint64_t len)
 {
     code_invalidate_range(x, start, start + len);
     for (uint64_t va = start; va < start + len; va += PG_SIZE) {
+        uint64_t nx = next_pte_va(x, va);
+        if (nx != va) {
+            va = nx - PG_SIZE;
+            continue;
+        }
         pte *p = mm_pte(x, va, false);
         if (!p || !(p->flags & PTE_MAPPED))
             continue;
