@@ -99,6 +99,10 @@ void sig_send_thread(thread *t, const ksiginfo *si)
     int sig = si->signo;
     if (sig <= 0 || sig > NSIG_AXP || t->state == T_DEAD)
         return;
+    if (t->p->hostpid > 0) {
+        hostproc_signal(t->p, sig);
+        return;
+    }
     if (ignored(t->p, sig) && !(t->sigmask & SIGBIT(sig)))
         return;
     t->m->signals++;
