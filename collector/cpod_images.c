@@ -190,7 +190,8 @@ cpod_image *cpod_image_get(cpod_images *im, const char *path, const uint8_t *bid
         return NULL;
     }
     memcpy(img->key, key, sizeof key);
-    memcpy(img->bid, bid, bidlen);
+    if (bidlen)
+        memcpy(img->bid, bid, bidlen);
     img->bidlen = bidlen;
     img->refs = 1;
     read_segments(img);

@@ -296,7 +296,8 @@ static bool load_totals(cpod *d, const char *epoch, totals *t, profdb_error *err
     for (size_t i = 0; i < t->n; i++)
         if (t->v[i].host && !strcmp(t->v[i].host, d->host))
             t->ours[t->nours++] = &t->v[i];
-    qsort(t->ours, t->nours, sizeof *t->ours, cmp_info);
+    if (t->nours)
+        qsort(t->ours, t->nours, sizeof *t->ours, cmp_info);
     return true;
 }
 
@@ -506,7 +507,8 @@ bool cpod_merge_recover(cpod *d, char *msg, size_t msg_size)
         gens[n++] = g;
     }
     closedir(dir);
-    qsort(gens, n, sizeof *gens, cmp_u64);
+    if (n)
+        qsort(gens, n, sizeof *gens, cmp_u64);
     uint64_t covered = merged;
     for (size_t i = 0; i < n; i++) {
         state_file(d, "pending", gens[i], path, sizeof path);

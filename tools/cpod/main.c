@@ -81,6 +81,8 @@ static bool parse_bytes(const char *s, unsigned long long *out)
     return true;
 }
 
+static int serve(cpod_options *o, bool foreground);
+
 int main(int argc, char **argv)
 {
     cpod_options o = { 0 };
@@ -143,8 +145,20 @@ int main(int argc, char **argv)
             pp[k] = absolute(pp[k]);
     o.per_process = pp;
     o.nper_process = npp;
-    char msg[1024];
+    int rc = serve(&o, foreground);
+    for (size_t k = 0; k < npp; k++)
+        if (strchr(pp[k], '/'))
+            free((char *)pp[k]);
+    free(pp);
+    free(db);
+    free(logp);
+    return rc;
+}
 
+static int serve(cpod_options *op, bool foreground)
+{
+    cpod_options o = *op;
+    char msg[1024];
     if (foreground) {
         o.log_stderr = !o.log_path;
         cpod *d = cpod_open(&o, msg, sizeof msg);
