@@ -322,7 +322,10 @@ void cpod_report(cpod *d, const cpod_job *j, char *out, size_t size)
                      "machines %u attached, %u gone; since start %" PRIu64 " samples, %.3f%% unknown\n",
                      j->samples, j->n, j->epoch, j->seconds, j->unknown, pu, ls, ln, attached,
                      d->machines_gone, d->samples, tu);
-    (void)n;
+    for (const cpod_region *r = d->regions; r && n > 0 && (size_t)n < size; r = r->next)
+        if (r->timed_out)
+            n += snprintf(out + n, size - n, "unanswered: machine %.150s did not answer the flush; "
+                          "what its hash tables hold comes with a later one\n", r->label);
 }
 
 static void answer(cpod *d, const cpod_job *j, bool ok, const char *err, bool also_unticketed)

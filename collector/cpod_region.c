@@ -18,6 +18,7 @@
 #include "collector/driver_shm.h"
 
 #define SYNTHETIC UINT64_MAX   /* seq of notices a snapshot made up */
+#define SHORT_TIMEOUT_MS 100
 
 static uint64_t hash_entries(const drv_entry *e, size_t n)
 {
@@ -373,7 +374,11 @@ void cpod_region_flush(cpod_region *r)
     drvc_sink s = sink_of(r);
     drv_error err;
     r->flush_gen++;
-    int rc = drvc_flush(r->c, r->d->o.flush_timeout_ms, &s, &err);
+    /* A machine that did not answer last time (stopped, or stuck) gets a
+     * short wait, so it cannot hold up every other machine's draining at
+     * each flush.  Its request stays pending and is answered later. */
+    int timeout = r->timed_out ? SHORT_TIMEOUT_MS : r->d->o.flush_timeout_ms;
+    int rc = drvc_flush(r->c, timeout, &s, &err);
     if (rc == DRV_OK) {
         r->done_gen = r->flush_gen;
         cpod_procs_reap(&r->procs, r->done_gen);
