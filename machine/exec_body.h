@@ -27,6 +27,7 @@ static void EXEC_INNER(thread *t, int64_t budget)
         return;
     }
     machine *const m = t->m;
+    const bool slow = m->slow_blocks;
     uint64_t *const R = t->r;
     uint64_t *const F = t->f;
     mm *x;
@@ -93,7 +94,7 @@ enter:
     }
     budget -= b->n;
     t->icount += b->n;
-    if (unlikely(m->slow_blocks))
+    if (unlikely(slow))
         block_enter_slow(t, b);
     d = b->ins;
     DISPATCH();
@@ -345,7 +346,7 @@ fall:
 chain:
     RETIRE(npc);
 chain_retired:
-    if (unlikely(m->slow_blocks && m->x))
+    if (unlikely(slow && m->x))
         exact_leave(t, b, npc, slot == 0);
     if (b->gen == cc->gen) {
         block *nb = b->succ[slot];
@@ -364,7 +365,7 @@ chain_retired:
     }
     goto enter;
 indirect:
-    if (unlikely(m->slow_blocks && m->x))
+    if (unlikely(slow && m->x))
         exact_leave(t, b, npc, true);
     b = cc->jc[(npc >> 2) & (JC_N - 1)];
     if (unlikely(!b || b->pc != npc))
@@ -375,14 +376,14 @@ indirect:
     L_callsys:
         t->pc = b->end;
         RETIRE(b->end);
-        if (unlikely(m->slow_blocks && m->x))
+        if (unlikely(slow && m->x))
             exact_leave(t, b, b->end, true);
         if (syscall_do(t) != SC_CONT)
             goto leave;
         goto reload;
     L_imb:
         RETIRE(b->end);
-        if (unlikely(m->slow_blocks && m->x))
+        if (unlikely(slow && m->x))
             exact_leave(t, b, b->end, true);
         t->pc = b->end;
         code_flush(x);
