@@ -375,6 +375,7 @@ struct axp_machine {
 
     axp_retire_hook hook;
     void *hook_ctx;
+    uint64_t hook_retired;  /* AXP_TIMED's counting hook */
     axp_image_hook ihook;
     void *ihook_ctx;
     struct exact *x;

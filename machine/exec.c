@@ -147,6 +147,12 @@ _Noreturn void guest_fault(thread *t, block *b, const dinsn *d, int sig,
         if (t->m->x)
             exact_fault(t, b, (uint32_t)retired);
         t->pc = after ? pc + 4 : pc;
+        if (after && t->m->hook) {          /* a trap after the instruction retired */
+            machine *m = t->m;
+            axp_retire r = { .cpu = m->curcpu ? m->curcpu->id : 0, .pid = t->p->pid, .tid = t->tid,
+                             .pc = pc, .word = d->word, .id = d->id, .next_pc = pc + 4 };
+            m->hook(m->hook_ctx, &r);
+        }
         t->fault_word = d->word;
         t->fault_word_ok = true;
     } else {

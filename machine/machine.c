@@ -18,6 +18,12 @@
 #define DEFAULT_QUANTUM 20000
 #define DEFAULT_MHZ 500
 
+static void count_retired(void *ctx, const axp_retire *r)
+{
+    (void)r;
+    ((machine *)ctx)->hook_retired++;
+}
+
 axp_machine *axp_new(const axp_config *cfg, char *err, size_t errsz)
 {
     if (cfg->ncpus < 1 || cfg->ncpus > 64) {
@@ -46,6 +52,11 @@ axp_machine *axp_new(const axp_config *cfg, char *err, size_t errsz)
     m->mhz = cfg->mhz ? cfg->mhz : DEFAULT_MHZ;
     if (cfg->exact)
         m->x = exact_new();
+    /* AXP_TIMED=1: run the timed executor with a counting hook, so the
+     * path the timing model will use can be tested on whole programs */
+    const char *tm = getenv("AXP_TIMED");
+    if (tm && *tm && strcmp(tm, "0"))
+        axp_set_retire_hook(m, count_retired, m);
     const char *tr = getenv("AXP_TRACE");
     m->trace = tr ? atoi(tr) : 0;
     m->slow_blocks = m->x || m->trace > 1;
@@ -221,6 +232,8 @@ int axp_write_stats(axp_machine *m, FILE *f)
     fprintf(f, "  \"syscalls\": %" PRIu64 ",\n  \"signals\": %" PRIu64 ",\n", m->syscalls, m->signals);
     fprintf(f, "  \"unaligned_fixups\": %" PRIu64 ",\n  \"blocks_translated\": %" PRIu64 ",\n",
             m->unaligned, m->blocks_made);
+    if (m->hook)
+        fprintf(f, "  \"timed_executor\": true,\n  \"hook_retired\": %" PRIu64 ",\n", m->hook_retired);
     fprintf(f, "  \"per_cpu\": [");
     for (int i = 0; i < m->ncpu; i++)
         fprintf(f, "%s{\"cpu\": %d, \"instructions\": %" PRIu64 ", \"idle_cycles\": %" PRIu64 "}",
