@@ -335,3 +335,39 @@ Test(machine_insn, timed_executor_reports_every_instruction)
     cr_assert_eq(n, 1 + 2 * 100);
     cr_assert_eq(retired, n, "hook calls %lu, retired %lu", (unsigned long)retired, (unsigned long)n);
 }
+
+/* Random code must never hurt axp itself: every word runs or faults.  PAL
+ * calls are left out (a random system call could touch the host's files). */
+Test(machine_insn, random_code_runs_or_faults)
+{
+    bare b;
+    bare_init(&b, false);
+    uint64_t s = 0x2545f4914f6cdd1dULL;
+#define RND() (s ^= s << 13, s ^= s >> 7, s ^= s << 17, s)
+    for (int round = 0; round < 3000; round++) {
+        b.n = 0;
+        for (int i = 0; i < 48; i++) {
+            uint32_t w = (uint32_t)RND();
+            if ((w >> 26) == 0)
+                w |= 1u << 26;
+            emit(&b, w);
+        }
+        for (int r = 0; r < 31; r++) {
+            uint64_t v = RND();
+            /* some registers point at mapped memory */
+            b.t->r[r] = (r & 1) ? DATA + (v & (2 * PG_SIZE - 1)) : v;
+            b.t->f[r] = RND();
+        }
+        b.t->fpcr = FPCR_INITIAL;
+        b.t->swcr = 0;
+        emit(&b, PAL(PAL_BPT));
+        mem_write_force(b.p->mm, CODE, b.code, (size_t)b.n * 4);
+        code_flush(b.p->mm);
+        b.t->pc = CODE;
+        b.t->sigpend = 0;
+        exec_functional(b.t, 10000);
+        code_reap(b.m, b.p->mm);
+    }
+#undef RND
+    cr_assert(b.t->state == T_RUNNABLE);
+}
