@@ -74,6 +74,10 @@ int axp_spawn(axp_machine *m, const char *path, char *const argv[],
  * machine itself had to stop (--strict, deadlock). */
 int axp_run(axp_machine *m);
 
+/* Send SIGINT, SIGTERM, SIGHUP and SIGQUIT that reach this host process to
+ * the guest's foreground (the first process's group) instead. */
+void axp_forward_host_signals(void);
+
 /* Results.  Both return 0, or -1 with errno set. */
 int axp_write_stats(axp_machine *m, FILE *f);
 int axp_write_exact(axp_machine *m, FILE *f);

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,46 @@
 
 #include "machine/axp.h"
 #include "machine/linux.h"
+
+/* Signals sent to axp itself (a terminal's ^C, kill) go to the guest:
+ * to the first process's process group, as a terminal would send them. */
+static volatile sig_atomic_t host_pending;
+
+static void on_host_signal(int sig)
+{
+    host_pending |= 1 << sig;
+}
+
+void axp_forward_host_signals(void)
+{
+    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_host_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction(sigs[i], &sa, NULL);
+}
+
+static void deliver_host_signals(machine *m)
+{
+    if (!host_pending)
+        return;
+    int pend = host_pending;
+    host_pending = 0;
+    static const struct { int h, a; } map[] = {
+        { SIGINT, A_SIGINT }, { SIGTERM, A_SIGTERM }, { SIGHUP, A_SIGHUP }, { SIGQUIT, A_SIGQUIT },
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        if (!(pend & (1 << map[i].h)))
+            continue;
+        int pg = m->init && m->init->state == P_LIVE ? m->init->pgid : -1;
+        ksiginfo si = { .signo = map[i].a, .code = A_SI_KERNEL };
+        for (proc *p = m->procs; p; p = p->all_next)
+            if (p->state == P_LIVE && (p->pgid == pg || pg < 0))
+                sig_send_proc(p, &si);
+    }
+}
 
 uint64_t vcycles(machine *m)
 {
@@ -183,7 +224,7 @@ static void host_wait(machine *m, int timeout_ms)
         }
     }
     if (n)
-        while (poll(pf, (nfds_t)n, timeout_ms) < 0 && errno == EINTR)
+        while (poll(pf, (nfds_t)n, timeout_ms) < 0 && errno == EINTR && !host_pending)
             ;
     free(pf);
 }
@@ -283,6 +324,7 @@ int axp_run(machine *m)
             run_cpu(m, &m->cpus[i]);
         m->curcpu = NULL;
         m->base_cycles += m->quantum;
+        deliver_host_signals(m);
         int64_t now = vtime_ns(m);
         fire_timers(m, now);
         bool fdwait;
@@ -312,6 +354,7 @@ int axp_run(machine *m)
             if (deadline >= 0 && !fdwait) {
                 /* the jump happened; fall through to firing */
             }
+            deliver_host_signals(m);
             now = vtime_ns(m);
             fire_timers(m, now);
             wake_blocked(m, now, &fdwait, &deadline);

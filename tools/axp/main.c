@@ -144,6 +144,7 @@ static int cmd_run(int argc, char **argv)
         axp_free(m);
         return access(prog, F_OK) ? 127 : 126;
     }
+    axp_forward_host_signals();
     int status = axp_run(m);
     fflush(stdout);
     if (sf) {
