@@ -11,7 +11,7 @@
  *
  * A few /proc and /sys names are answered by the machine itself, since the
  * host's would describe axp rather than the guest: /proc/self/exe (and
- * /proc/<pid>/exe) and the CPU lists sysconf reads.
+ * /proc/<pid>/exe), /proc/self/maps, and the CPU lists sysconf reads.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -174,6 +174,34 @@ int path_virtual(thread *t, const char *gpath, char **exe_link)
         return -1;
     }
     char text[64];
+    int pid = 0;
+    char tail[16];
+    proc *mp = NULL;
+    if (!strcmp(gpath, "/proc/self/maps") || !strcmp(gpath, "/proc/thread-self/maps"))
+        mp = t->p;
+    else if (sscanf(gpath, "/proc/%d/map%1s", &pid, tail) == 2 && !strcmp(tail, "s"))
+        mp = proc_find(m, pid);
+    if (mp && mp->mm) {
+        /* the guest's own map, in /proc/PID/maps format */
+        int fd = memfd_create("axp-maps", MFD_CLOEXEC);
+        if (fd < 0)
+            return -1;
+        FILE *f = fdopen(dup(fd), "w");
+        for (size_t i = 0; f && i < mp->mm->nv; i++) {
+            const vma *v = &mp->mm->v[i];
+            const char *name = v->kind == VMA_STACK ? "[stack]" : v->kind == VMA_HEAP ? "[heap]"
+                             : v->name ? v->name : "";
+            fprintf(f, "%08llx-%08llx %c%c%c%c %08llx 00:00 0%s%s\n",
+                    (unsigned long long)v->start, (unsigned long long)v->end,
+                    v->prot & GP_R ? 'r' : '-', v->prot & GP_W ? 'w' : '-',
+                    v->prot & GP_X ? 'x' : '-', v->shared ? 's' : 'p',
+                    (unsigned long long)v->off, *name ? "                          " : "", name);
+        }
+        if (f)
+            fclose(f);
+        lseek(fd, 0, SEEK_SET);
+        return fd;
+    }
     if (!strcmp(gpath, "/sys/devices/system/cpu/online") ||
         !strcmp(gpath, "/sys/devices/system/cpu/possible") ||
         !strcmp(gpath, "/sys/devices/system/cpu/present")) {

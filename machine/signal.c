@@ -395,6 +395,7 @@ void sig_deliver(thread *t)
             proc_exit(t->p, A_SIGSEGV);
             return;
         }
+        t->lock = false;
         t->sigmask |= a->mask;
         if (!(a->flags & A_SA_NODEFER))
             t->sigmask |= SIGBIT(sig);
