@@ -336,14 +336,7 @@ int axp_run(machine *m)
             int64_t tmr = next_timer(m);
             if (tmr >= 0 && (deadline < 0 || tmr < deadline))
                 deadline = tmr;
-            if (fdwait) {
-                host_wait(m, deadline >= 0 ? 0 : -1);
-            } else if (deadline >= 0) {
-                uint64_t target = ns_to_cycles(m, deadline) + 1;
-                if (target > m->base_cycles)
-                    m->base_cycles = target;
-            } else {
-                /* nothing can ever wake these threads */
+            if (!fdwait && deadline < 0) {
                 for (thread *t = m->threads; t; t = t->all_next)
                     if (t->state == T_BLOCKED)
                         mlog(m, "pid %d tid %d blocked in %s forever", t->p->pid, t->tid,
@@ -351,22 +344,22 @@ int axp_run(machine *m)
                 machine_halt(m, 125, "deadlock: every guest thread is blocked and nothing can wake one");
                 break;
             }
-            if (deadline >= 0 && !fdwait) {
-                /* the jump happened; fall through to firing */
+            if (fdwait) {
+                /* host descriptors first; with a deadline pending, only look */
+                host_wait(m, deadline >= 0 ? 0 : -1);
+                deliver_host_signals(m);
+                wake_blocked(m, vtime_ns(m), &fdwait, &deadline);
+                if (anyone_running(m) || deadline < 0)
+                    continue;
             }
+            /* nothing else can happen before the deadline: skip to it */
+            uint64_t target = ns_to_cycles(m, deadline) + 1;
+            if (target > m->base_cycles)
+                m->base_cycles = target;
             deliver_host_signals(m);
             now = vtime_ns(m);
             fire_timers(m, now);
             wake_blocked(m, now, &fdwait, &deadline);
-            if (fdwait && !anyone_running(m) && deadline >= 0) {
-                /* host input pending and a deadline: let guest time pass */
-                uint64_t target = ns_to_cycles(m, deadline) + 1;
-                if (target > m->base_cycles)
-                    m->base_cycles = target;
-                now = vtime_ns(m);
-                fire_timers(m, now);
-                wake_blocked(m, now, &fdwait, &deadline);
-            }
         }
     }
     clock_gettime(CLOCK_MONOTONIC, &ts);
