@@ -418,12 +418,11 @@ int load_program(thread *t, const char *hostpath, const char *gpath,
     /* Point of no return: the old image goes. */
     mm *x = mm_new();
     uint64_t lo, bias = 0, ibias = 0, brk_end = 0, ibrk;
-    uint64_t span = span_of(im, &lo);
+    span_of(im, &lo);
     if (im->type == ET_DYN)
         bias = ET_DYN_BASE - lo;
     int img = image_add(m, im, hp, gp);
     r = map_image(m, x, t->p, im, bias, img, gp, &brk_end, err, errsz);
-    (void)span;
     uint64_t entry = im->entry + bias;
     if (!r && ii) {
         uint64_t ilo, ispan = span_of(ii, &ilo);

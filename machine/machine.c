@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -170,6 +171,9 @@ int axp_spawn(axp_machine *m, const char *path, char *const argv[],
     p->sh = calloc(1, sizeof *p->sh);
     p->sh->refs = 1;
     p->cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    /* each guest process has its own umask, applied by the calls that
+     * create files; the host's is the first process's and then stays 0 */
+    p->umask = umask(0);
     char *cwd = getcwd(NULL, 0);
     p->cwd_path = cwd ? cwd : strdup("/");
     static const char *const stdnames[] = { "<stdin>", "<stdout>", "<stderr>" };

@@ -76,7 +76,7 @@ static long do_open(thread *t, int dirfd, uint64_t pathva, uint64_t flags, uint6
             free(abs);
             return r;
         }
-        host = openat(hp.dirfd, hp.path, host_oflags(flags), (mode_t)(mode & ~(uint64_t)0) & 07777);
+        host = openat(hp.dirfd, hp.path, host_oflags(flags), (mode_t)(mode & 07777 & ~(uint64_t)t->p->umask));
         int e = errno;
         hpath_free(&hp);
         if (host < 0) {
@@ -931,8 +931,8 @@ SYS(faccessat2)
     int hf = ((a[3] & A_AT_EACCESS) ? AT_EACCESS : 0) | ((a[3] & A_AT_SYMLINK_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0);
     return WITH_PATH((int)a[0], a[1], false, faccessat(hp.dirfd, hp.path, amode(a[2]), hf));
 }
-SYS(mkdir) { return WITH_PATH(A_AT_FDCWD, a[0], true, mkdirat(hp.dirfd, hp.path, (mode_t)a[1])); }
-SYS(mkdirat) { return WITH_PATH((int)a[0], a[1], true, mkdirat(hp.dirfd, hp.path, (mode_t)a[2])); }
+SYS(mkdir) { return WITH_PATH(A_AT_FDCWD, a[0], true, mkdirat(hp.dirfd, hp.path, (mode_t)(a[1] & ~(uint64_t)t->p->umask))); }
+SYS(mkdirat) { return WITH_PATH((int)a[0], a[1], true, mkdirat(hp.dirfd, hp.path, (mode_t)(a[2] & ~(uint64_t)t->p->umask))); }
 SYS(rmdir) { return WITH_PATH(A_AT_FDCWD, a[0], false, unlinkat(hp.dirfd, hp.path, AT_REMOVEDIR)); }
 SYS(unlink) { return WITH_PATH(A_AT_FDCWD, a[0], false, unlinkat(hp.dirfd, hp.path, 0)); }
 SYS(unlinkat)
@@ -940,8 +940,8 @@ SYS(unlinkat)
     int hf = (a[2] & A_AT_REMOVEDIR) ? AT_REMOVEDIR : 0;
     return WITH_PATH((int)a[0], a[1], false, unlinkat(hp.dirfd, hp.path, hf));
 }
-SYS(mknod) { return WITH_PATH(A_AT_FDCWD, a[0], true, mknodat(hp.dirfd, hp.path, (mode_t)a[1], (dev_t)a[2])); }
-SYS(mknodat) { return WITH_PATH((int)a[0], a[1], true, mknodat(hp.dirfd, hp.path, (mode_t)a[2], (dev_t)a[3])); }
+SYS(mknod) { return WITH_PATH(A_AT_FDCWD, a[0], true, mknodat(hp.dirfd, hp.path, (mode_t)(a[1] & ~(uint64_t)t->p->umask), (dev_t)a[2])); }
+SYS(mknodat) { return WITH_PATH((int)a[0], a[1], true, mknodat(hp.dirfd, hp.path, (mode_t)(a[2] & ~(uint64_t)t->p->umask), (dev_t)a[3])); }
 SYS(chmod) { return WITH_PATH(A_AT_FDCWD, a[0], false, fchmodat(hp.dirfd, hp.path, (mode_t)a[1], 0)); }
 SYS(fchmodat) { return WITH_PATH((int)a[0], a[1], false, fchmodat(hp.dirfd, hp.path, (mode_t)a[2], 0)); }
 SYS(chown) { return WITH_PATH(A_AT_FDCWD, a[0], false, fchownat(hp.dirfd, hp.path, (uid_t)a[1], (gid_t)a[2], 0)); }
@@ -1235,7 +1235,6 @@ SYS(umask)
 {
     uint32_t old = t->p->umask;
     t->p->umask = (uint32_t)a[0] & 0777;
-    umask((mode_t)t->p->umask);
     return old;
 }
 
