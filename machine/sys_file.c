@@ -226,7 +226,8 @@ SYS(pwrite64)
     return do_write(t, f, a[1], a[2], (int64_t)a[3]);
 }
 
-/* readv/writev: gather the guest iovecs into one sweep. */
+/* readv/writev: one guest iovec after the other.  A blocking writev that
+ * has to wait keeps the bytes already written in t->progress, like write. */
 static long do_rwv(thread *t, const uint64_t *a, bool wr, int64_t off)
 {
     gfile *f = fd_get(t->p, (int)a[0]);
@@ -240,34 +241,47 @@ static long do_rwv(thread *t, const uint64_t *a, bool wr, int64_t off)
         free(gv);
         return -A_EFAULT;
     }
-    long total = 0;
+    uint64_t skip = wr ? t->progress : 0, total = 0;
+    long r = 0;
     for (uint64_t i = 0; i < cnt; i++) {
-        if (!gv[i][1])
+        uint64_t base = gv[i][0], len = gv[i][1];
+        if (skip >= len) {
+            skip -= len;
+            total += len;
             continue;
-        uint64_t save = t->progress;
+        }
+        base += skip;
+        len -= skip;
+        total += skip;
+        skip = 0;
         t->progress = 0;
-        long r = wr ? do_write(t, f, gv[i][0], gv[i][1], off >= 0 ? off + total : -1)
-                    : do_read(t, f, gv[i][0], gv[i][1], off >= 0 ? off + total : -1);
-        t->progress = save;
+        r = wr ? do_write(t, f, base, len, off >= 0 ? off + (int64_t)total : -1)
+               : do_read(t, f, base, len, off >= 0 ? off + (int64_t)total : -1);
         if (r == SYS_BLOCK) {
+            if (!wr && total) {
+                r = 0;
+                break;
+            }
+            t->progress += total;
             free(gv);
-            if (total)
-                return total;
             return SYS_BLOCK;
         }
-        if (r < 0) {
-            free(gv);
-            return total ? total : r;
-        }
-        total += r;
-        if ((uint64_t)r < gv[i][1])
+        if (r < 0)
             break;
-        /* after the first piece, do not wait for more */
+        uint64_t got = (uint64_t)r;
+        total += got;
+        r = 0;
+        if (got < len)
+            break;          /* a short transfer ends the call */
+        /* after the first piece, do not wait for more input */
         if (!wr && may_block(f) && !fd_ready(f->host, POLLIN))
             break;
     }
     free(gv);
-    return total;
+    t->progress = 0;
+    if (r < 0 && !total)
+        return r;
+    return (long)total;
 }
 
 SYS(readv) { return do_rwv(t, a, false, -1); }
