@@ -180,6 +180,22 @@ uint64_t fp_ieee(thread *t, int op, unsigned q, uint64_t a, uint64_t b, uint64_t
     bool cmp = op >= FO_CMPTUN && op <= FO_CMPTLE;
     bool two = op <= FO_CMPTLE;     /* two operands */
 
+    /* The common case needs no flags: normal operands and a normal result
+     * of +, -, *, / in round-to-nearest can only be inexact, which matters
+     * only with /i. */
+    if (op >= FO_ADDT && op <= FO_DIVT && rm == 2 && !(q & FQ_I) && host_rm == FE_TONEAREST &&
+        ((a >> 52) & 0x7ff) - 1 < 0x7fe && ((b >> 52) & 0x7ff) - 1 < 0x7fe) {
+        double x = d_of(a), y = d_of(b), z;
+        switch (op) {
+        case FO_ADDT: z = x + y; break;
+        case FO_SUBT: z = x - y; break;
+        case FO_MULT: z = x * y; break;
+        default:      z = x / y; break;
+        }
+        r = of_d(z);
+        if (((r >> 52) & 0x7ff) - 1 < 0x7fe)
+            return r;
+    }
     if (op == FO_CVTQS || op == FO_CVTQT || op == FO_CVTQL)
         goto ints;
     if (!s) {
