@@ -72,7 +72,16 @@ typedef struct vma {
     int64_t link;        /* link-time address minus run-time address */
     uint64_t off;        /* file offset of start */
     char *name;          /* guest path of a file mapping */
+    struct vfile *file;  /* where untouched pages come from (lazy mmap) */
 } vma;
+
+/* A host descriptor shared by the regions that map one file. */
+typedef struct vfile {
+    int fd;
+    int refs;
+} vfile;
+vfile *vfile_new(int hostfd);
+void mm_set_file(mm *x, uint64_t start, uint64_t end, vfile *f);
 
 #define JC_BITS 12
 #define JC_N (1u << JC_BITS)

@@ -9,6 +9,7 @@
  * first store to one goes through the slow path and invalidates the blocks.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -99,6 +100,20 @@ static pte *pte_present(mm *x, uint64_t va)
     p = mm_pte(x, va, true);
     p->prot = v->prot;
     p->flags = PTE_MAPPED;
+    if (v->file) {
+        /* a file page, read the first time it is touched */
+        frame *f = aligned_alloc(64, sizeof(frame));
+        if (!f)
+            abort();
+        f->refs = 1;
+        uint64_t pg = va & ~PG_MASK;
+        ssize_t n = pread(v->file->fd, f->data, PG_SIZE, (off_t)(v->off + (pg - v->start)));
+        if (n < 0)
+            n = 0;
+        memset(f->data + n, 0, PG_SIZE - (size_t)n);
+        p->f = f;
+        x->frames++;
+    }
     return p;
 }
 
@@ -126,10 +141,52 @@ static uint64_t next_pte_va(mm *x, uint64_t va)
                          i3_ < 1024; i3_++, va += PG_SIZE)                     \
                         for (pte *p = &(x)->dir[i1_][i2_][i3_]; p; p = NULL)
 
+vfile *vfile_new(int hostfd)
+{
+    int fd = fcntl(hostfd, F_DUPFD_CLOEXEC, 10);
+    if (fd < 0)
+        return NULL;
+    vfile *f = calloc(1, sizeof *f);
+    f->fd = fd;
+    f->refs = 0;
+    return f;
+}
+
+static vfile *vfile_ref(vfile *f)
+{
+    if (f)
+        f->refs++;
+    return f;
+}
+
+static void vfile_put(vfile *f)
+{
+    if (f && --f->refs <= 0) {
+        close(f->fd);
+        free(f);
+    }
+}
+
+static void vma_release(vma *v)
+{
+    free(v->name);
+    vfile_put(v->file);
+}
+
 static void vma_free_names(mm *x)
 {
     for (size_t i = 0; i < x->nv; i++)
-        free(x->v[i].name);
+        vma_release(&x->v[i]);
+}
+
+/* Give the regions inside [start, end) their file (sys_mmap, after mm_map). */
+void mm_set_file(mm *x, uint64_t start, uint64_t end, vfile *f)
+{
+    for (size_t i = 0; i < x->nv; i++)
+        if (x->v[i].start >= start && x->v[i].end <= end && !x->v[i].file)
+            x->v[i].file = vfile_ref(f);
+    if (f && !f->refs)
+        vfile_put(f);
 }
 
 mm *mm_fork(mm *src)
@@ -142,6 +199,7 @@ mm *mm_fork(mm *src)
     for (size_t i = 0; i < src->nv; i++) {
         x->v[i] = src->v[i];
         x->v[i].name = src->v[i].name ? strdup(src->v[i].name) : NULL;
+        vfile_ref(x->v[i].file);
     }
     for (size_t i = 0; i < src->nv; i++)
         if (src->v[i].shared)
@@ -280,6 +338,7 @@ static void vma_split(mm *x, uint64_t addr)
             if (tail.kind == VMA_FILE)
                 tail.off += addr - v->start;
             tail.name = v->name ? strdup(v->name) : NULL;
+            vfile_ref(tail.file);
             v->end = addr;
             vma_insert(x, i + 1, &tail);
             return;
@@ -318,7 +377,7 @@ int mm_unmap(machine *m, mm *x, uint64_t start, uint64_t len)
     size_t j = 0;
     for (size_t i = 0; i < x->nv; i++) {
         if (x->v[i].start >= start && x->v[i].end <= end)
-            free(x->v[i].name);
+            vma_release(&x->v[i]);
         else
             x->v[j++] = x->v[i];
     }
@@ -342,7 +401,7 @@ int mm_map(machine *m, mm *x, uint64_t start, uint64_t len, int prot, int kind,
     while (at < x->nv && x->v[at].start < start)
         at++;
     vma *prev = at ? &x->v[at - 1] : NULL;
-    if (prev && prev->end == start && !prev->name && !v.name && prev->prot == v.prot &&
+    if (prev && prev->end == start && !prev->name && !v.name && !prev->file && prev->prot == v.prot &&
         prev->kind == v.kind && !prev->shared && prev->img < 0 && img < 0)
         prev->end = v.end;      /* grow the heap or an anonymous region in place */
     else
@@ -664,8 +723,12 @@ int mm_move(machine *m, mm *x, uint64_t from, uint64_t len, uint64_t to)
     if (!v)
         return -A_EFAULT;
     vma nv = *v;
+    vfile *vf = vfile_ref(nv.file);         /* outlives the old region */
     int r = mm_map(m, x, to, len, nv.prot, nv.kind, nv.name, nv.off, nv.img,
                    nv.img >= 0 ? nv.link + (int64_t)from - (int64_t)to : 0);
+    if (!r && vf)
+        mm_set_file(x, to, to + len, vf);
+    vfile_put(vf);
     if (r)
         return r;
     code_invalidate_range(x, from, from + len);

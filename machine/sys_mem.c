@@ -1,8 +1,9 @@
 /*
  * machine/sys_mem.c: the address space calls.
  *
- * File mappings are read into private frames when mapped: a MAP_SHARED
- * mapping of a file therefore does not write back to it (reported once).
+ * File mappings are read into private frames page by page when touched: a
+ * MAP_SHARED mapping of a file therefore does not write back to it
+ * (reported once).
  * Mapping a file executable registers it as an image, so exact counts (and
  * later profiles) can name it and its link-time addresses.
  */
@@ -118,11 +119,13 @@ SYS(mmap)
         }
     }
     if (f) {
-        long n = mem_fill_fd(x, at, len, f->host, off);
-        if (n < 0) {
+        /* pages are read when first touched */
+        vfile *vf = vfile_new(f->host);
+        if (!vf) {
             mm_unmap(m, x, at, len);
-            return n;
+            return -A_EMFILE;
         }
+        mm_set_file(x, at, at + len, vf);
     }
     if (prot & GP_X)
         image_notice(m, t->p, img, at, len, (uint64_t)off, link);

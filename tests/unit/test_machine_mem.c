@@ -4,6 +4,7 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "tests/unit/test_machine_harness.h"
 
@@ -134,4 +135,36 @@ Test(machine_mem, exact_counts_of_a_loop)
     snprintf(want, sizeof want, "exit - 0x%llx X 1\n", (unsigned long long)CODE + 12);
     cr_assert(strstr(text, want), "the bpt is a fault exit:\n%s", text);
     free(text);
+}
+
+Test(machine_mem, file_pages_are_read_when_touched)
+{
+    bare b;
+    bare_init(&b, false);
+    mm *x = b.p->mm;
+    char path[] = "/tmp/axp-test-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    unlink(path);
+    static uint8_t content[3 * 8192 + 100];
+    for (size_t i = 0; i < sizeof content; i++)
+        content[i] = (uint8_t)(i * 13 + 1);
+    cr_assert_eq(write(fd, content, sizeof content), (ssize_t)sizeof content);
+    uint64_t a = mm_find_free(x, 0, 4 * PG_SIZE);
+    mm_map(b.m, x, a, 4 * PG_SIZE, GP_R | GP_W, VMA_FILE, "file", 0, -1, 0);
+    mm_set_file(x, a, a + 4 * PG_SIZE, vfile_new(fd));
+    close(fd);
+    uint8_t back[sizeof content];
+    cr_assert_eq(mem_read(x, a, back, sizeof back), 0);
+    cr_assert_eq(memcmp(back, content, sizeof back), 0);
+    uint8_t z = 1;
+    mem_read(x, a + 4 * PG_SIZE - 1, &z, 1);
+    cr_assert_eq(z, 0, "past the end of the file: zero");
+    /* untouched pages of a moved or forked mapping still come from the file */
+    mm *y = mm_fork(x);
+    uint64_t to = a + 32 * PG_SIZE;
+    cr_assert_eq(mm_move(b.m, y, a, 4 * PG_SIZE, to), 0);
+    cr_assert_eq(mem_read(y, to + 2 * PG_SIZE, back, 100), 0);
+    cr_assert_eq(memcmp(back, content + 2 * PG_SIZE, 100), 0);
+    mm_put(b.m, y);
 }
