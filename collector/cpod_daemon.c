@@ -131,6 +131,13 @@ static cpod_region *find_region(cpod *d, const char *name)
 
 static void scan(cpod *d)
 {
+    /* A damaged region removed by hand: what was taken from it goes with
+     * the next merge, then the region is forgotten. */
+    for (cpod_region *r = d->regions; r; r = r->next)
+        if (r->broken && !r->gone && access(r->path, F_OK) != 0 && errno == ENOENT) {
+            cpod_region_counters(r, &r->final);
+            r->gone = true;
+        }
     DIR *dir = opendir(d->regions_dir);
     if (!dir) {
         static int warned;
@@ -230,20 +237,20 @@ static bool pin_of(cpod *d, cpod_pin *pin, cpod_prof *p)
 
 uint64_t cpod_start_merge(cpod *d, bool new_epoch)
 {
-    uint64_t gen = ++d->gen;
-    d->covered_gen = gen;
-    for (cpod_region *r = d->regions; r; r = r->next)
-        cpod_region_mark(r, gen);
     cpod_job *j = calloc(1, sizeof *j);
     cpod_profset *s = &d->live;
     if (j)
         j->pins = calloc(s->n ? s->n : 1, sizeof *j->pins);
     if (!j || !j->pins) {
         /* Cannot even describe the job: keep the profiles for the next one. */
-        cpod_log("out of memory starting merge generation %" PRIu64, gen);
+        cpod_log("out of memory starting a merge");
         free(j);
         return 0;
     }
+    uint64_t gen = ++d->gen;
+    d->covered_gen = gen;
+    for (cpod_region *r = d->regions; r; r = r->next)
+        cpod_region_mark(r, gen);
     j->gen = gen;
     j->new_epoch = new_epoch;
     j->samples = s->samples;

@@ -347,7 +347,9 @@ void cpod_merge_run(cpod *d, cpod_job *j)
     if (!j->pended) {
         for (size_t i = 0; i < j->n; i++) {
             cpod_pin *p = &j->pins[i];
-            if (!p->e && !(p->e = cpod_prof_entries(p->prof))) {
+            if (!p->prof)
+                continue;   /* built by an earlier attempt */
+            if (!(p->e = cpod_prof_entries(p->prof))) {
                 err.code = PROFDB_ENOMEM;
                 cpod_msg(err.msg, sizeof err.msg, "out of memory building profiles");
                 goto out;
