@@ -1,9 +1,9 @@
 /*
  * rewriter/internal.h: the state the rewriter's files share.
  *
- * rewrite.c drives: it checks the plan, lays out the blocks, emits the new
- * code and patches what refers to code; ehframe.c regenerates the unwind
- * tables; elfout.c writes the file.  All addresses are virtual; `out` is the
+ * rewrite.c drives: layout.c checks the plan and lays out the blocks,
+ * emit.c writes the new code, patch.c fixes what refers to code elsewhere,
+ * ehframe.c regenerates the unwind tables, elfout.c writes the file.  All addresses are virtual; `out` is the
  * output file being built (a copy of the input, patched, then extended).
  */
 #ifndef REWRITER_INTERNAL_H
@@ -95,6 +95,25 @@ uint64_t rw_map(const rw_ctx *cx, uint64_t old);    /* new address, or old */
 bool rw_moved(const rw_ctx *cx, uint64_t old);
 /* Pointer to the output bytes that hold [addr, addr+len), or NULL. */
 uint8_t *rw_out_at(rw_ctx *cx, uint64_t addr, size_t len);
+
+const cfg_proc *rw_proc_of(const rw_ctx *cx, uint64_t addr);
+bool rw_is_moved(const rw_ctx *cx, const cfg_proc *f);
+
+/* layout.c */
+uint32_t rw_default_align(uint64_t start);
+bool rw_check_plan(rw_ctx *cx);     /* the plan against the CFG */
+bool rw_layout(rw_ctx *cx);         /* items, addresses, the old-to-new map */
+
+/* emit.c */
+bool rw_emit(rw_ctx *cx);           /* cx->text */
+bool rw_patch_pinned(rw_ctx *cx);
+
+/* patch.c */
+bool rw_patch_relocs(rw_ctx *cx);
+bool rw_patch_symbols(rw_ctx *cx, uint16_t text_shndx);
+bool rw_patch_dynamic(rw_ctx *cx);
+bool rw_build_addrmap(rw_ctx *cx);
+void rw_trap_old_code(rw_ctx *cx);
 
 /* ehframe.c */
 bool rw_eh_analyse(rw_ctx *cx);     /* pins what cannot be regenerated */
