@@ -94,6 +94,7 @@ FUZZ_SECONDS ?= 600
 fuzz_rooms_default := alpha image
 fuzz_rooms_fuzz_profile := profdb
 fuzz_rooms_fuzz_plan := alpha image cfg rewriter
+fuzz_rooms_fuzz_cpod := alpha image profdb collector
 fuzz_rooms = $(or $(fuzz_rooms_$(1)),$(fuzz_rooms_default))
 define fuzz_rules
 $(BUILD)/fuzz/$(1): tests/fuzz/$(1).c $(foreach r,$(call fuzz_rooms,$(1)),$(call room_srcs,$(r)) $(wildcard $(r)/*.h))

@@ -14,9 +14,11 @@
  * stays in a small cache (a shell running the same programs all day
  * should not reread them at every exec), beyond which it is freed.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "collector/cpod_internal.h"
 #include "image/image.h"
@@ -93,6 +95,17 @@ static void read_segments(cpod_image *img)
     if (img->path[0] != '/') {
         cpod_log("%s: not an absolute path (machines must report where the host file is); its "
                  "profile offsets are file offsets", img->path);
+        return;
+    }
+    /* image_open blocks on a FIFO; a machine may name anything. */
+    struct stat st;
+    if (stat(img->path, &st) != 0) {
+        cpod_log("%s: cannot read its program headers (%s); its profile offsets are file offsets",
+                 img->path, strerror(errno));
+        return;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        cpod_log("%s: not a regular file; its profile offsets are file offsets", img->path);
         return;
     }
     image *f = image_open(img->path, &err);
