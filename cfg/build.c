@@ -1,15 +1,10 @@
 /*
- * cfg/build.c: procedures and basic blocks from an image.
+ * cfg/build.c: basic blocks and edges, and the whole program's build.
  *
- * Procedures come from the symbol table first: function and untyped symbols
- * in code sections.  A symbol lying inside a sized function is an alternate
- * entry of that function, not a procedure of its own; code that no symbol
- * covers becomes an anonymous procedure.  Blocks start at every address
- * something refers to (branches, jump tables, code pointers in data,
- * addresses built in code, symbols) and after every instruction that ends
- * straight-line flow.  Calls do not end blocks: a call returns, and the
- * instruction after it must stay after it (its return address, and the GP
- * reload that follows, depend on that).
+ * Blocks start at every address something refers to (cfg/refs.c) and after
+ * every instruction that ends straight-line flow.  Calls do not end blocks:
+ * a call returns, and the instruction after it must stay after it (its
+ * return address, and the GP reload that follows, depend on that).
  */
 #include <elf.h>
 #include <stdarg.h>
@@ -18,333 +13,7 @@
 
 #include "cfg/internal.h"
 
-typedef struct refvec {
-    size_t n, cap;
-    cfg_ref *r;
-} refvec;
-
-static bool ref_add(refvec *rs, uint64_t target, uint64_t source, unsigned kind)
-{
-    if (rs->n == rs->cap) {
-        size_t cap = rs->cap ? rs->cap * 2 : 1024;
-        cfg_ref *r = realloc(rs->r, cap * sizeof *r);
-        if (!r)
-            return false;
-        rs->r = r;
-        rs->cap = cap;
-    }
-    rs->r[rs->n++] = (cfg_ref){ target, source, (uint8_t)kind };
-    return true;
-}
-
-static int ref_cmp(const void *a, const void *b)
-{
-    const cfg_ref *x = a, *y = b;
-    return x->target < y->target ? -1 : x->target > y->target;
-}
-
-/* ---- code sections --------------------------------------------------- */
-
-static const image_section *code_section(const cfg_program *p, uint64_t addr)
-{
-    for (size_t i = 0; i < p->ncode; i++)
-        if (addr >= p->code[i]->addr && addr - p->code[i]->addr < p->code[i]->size)
-            return p->code[i];
-    return NULL;
-}
-
-bool cfg_is_code(const cfg_program *p, uint64_t addr)
-{
-    return code_section(p, addr) != NULL;
-}
-
-bool cfg_word(const cfg_program *p, uint64_t addr, uint32_t *word)
-{
-    const image_section *s = code_section(p, addr);
-    if (!s || (addr & 3) || addr + 4 > s->addr + s->size)
-        return false;
-    const uint8_t *b = s->data + (addr - s->addr);
-    *word = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-    return true;
-}
-
-uint64_t cfg_past_padding(const cfg_program *p, uint64_t addr)
-{
-    uint32_t w;
-    uint64_t a = addr;
-    while (cfg_word(p, a, &w) && (cfg_is_pad(w) || w == 0) && a - addr < 256)
-        a += 4;
-    return cfg_is_code(p, a) ? a : addr;
-}
-
-static bool is_code_section(const image_section *s)
-{
-    /* The PLT is the linker's, rewritten by the dynamic loader's rules, and
-     * carries no relocations: it is never a procedure. */
-    return s->type == SHT_PROGBITS && (s->flags & SHF_ALLOC) &&
-           (s->flags & SHF_EXECINSTR) && s->data && s->size >= 4 &&
-           strcmp(s->name, ".plt") != 0;
-}
-
-/* ---- procedures from symbols ---------------------------------------- */
-
-typedef struct cand {
-    uint64_t value, size;
-    const image_symbol *sym;
-    uint32_t section;
-    int rank;
-} cand;
-
-static int cand_rank(const image_symbol *s)
-{
-    int r = s->type == STT_FUNC || s->type == STT_GNU_IFUNC ? 4 : 0;
-    r += s->bind == STB_GLOBAL ? 2 : s->bind == STB_WEAK ? 1 : 0;
-    return r;
-}
-
-static int cand_cmp(const void *a, const void *b)
-{
-    const cand *x = a, *y = b;
-    if (x->value != y->value)
-        return x->value < y->value ? -1 : 1;
-    if (x->rank != y->rank)
-        return y->rank - x->rank;
-    return x->size > y->size ? -1 : x->size < y->size;
-}
-
-typedef struct pbuild {
-    size_t n, cap;
-    cfg_proc *p;
-} pbuild;
-
-static cfg_proc *proc_add(pbuild *pb, const char *name, uint64_t start, uint64_t end,
-                          uint32_t section, uint32_t flags)
-{
-    if (pb->n == pb->cap) {
-        size_t cap = pb->cap ? pb->cap * 2 : 256;
-        cfg_proc *p = realloc(pb->p, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        pb->p = p;
-        pb->cap = cap;
-    }
-    cfg_proc *f = &pb->p[pb->n];
-    memset(f, 0, sizeof *f);
-    f->name = strdup(name);
-    if (!f->name)
-        return NULL;
-    f->start = start;
-    f->end = end;
-    f->section = section;
-    f->flags = flags;
-    pb->n++;
-    return f;
-}
-
-/* Drop padding after the last instruction that cannot fall through: the
- * linker's alignment fill belongs to no procedure. */
-static uint64_t trim_padding(const cfg_program *p, uint64_t start, uint64_t end)
-{
-    uint64_t e = end;
-    uint32_t w;
-    while (e > start && cfg_word(p, e - 4, &w) && (cfg_is_pad(w) || w == 0))
-        e -= 4;
-    if (e == end || e == start)
-        return e == start ? end : e;
-    alpha_insn in;
-    cfg_word(p, e - 4, &w);
-    alpha_decode(w, &in);
-    return cfg_ends_flow(&in) && in.op ? e : end;
-}
-
-static bool gap_has_code(const cfg_program *p, uint64_t *start, uint64_t end)
-{
-    uint32_t w;
-    for (uint64_t a = *start; a + 4 <= end; a += 4)
-        if (cfg_word(p, a, &w) && !cfg_is_pad(w) && w != 0) {
-            *start = a;
-            return true;
-        }
-    return false;
-}
-
-static int proc_cmp(const void *a, const void *b)
-{
-    const cfg_proc *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static bool find_procs(cfg_program *p, refvec *rs)
-{
-    const image *img = p->img;
-    bool have_static = false;
-    for (size_t i = 0; i < img->nsymbols; i++)
-        if (!img->symbols[i].dynamic && img->symbols[i].shndx != SHN_UNDEF) {
-            have_static = true;
-            break;
-        }
-    cand *c = malloc((img->nsymbols + 1) * sizeof *c);
-    if (!c)
-        return false;
-    size_t nc = 0;
-    for (size_t i = 0; i < img->nsymbols; i++) {
-        const image_symbol *s = &img->symbols[i];
-        if (s->dynamic == have_static || !s->name[0] || s->name[0] == '$' ||
-            !strncmp(s->name, ".L", 2))
-            continue;
-        if (s->type != STT_FUNC && s->type != STT_NOTYPE && s->type != STT_GNU_IFUNC)
-            continue;
-        if (s->shndx == SHN_UNDEF || s->shndx >= img->nsections || (s->value & 3))
-            continue;
-        const image_section *sec = &img->sections[s->shndx];
-        if (!is_code_section(sec) || s->value < sec->addr || s->value >= sec->addr + sec->size)
-            continue;
-        c[nc++] = (cand){ s->value, s->size, s, s->shndx, cand_rank(s) };
-    }
-    qsort(c, nc, sizeof *c, cand_cmp);
-
-    pbuild pb = { 0, 0, NULL };
-    uint64_t cover_end = 0;     /* end of the last sized function */
-    cfg_proc *cover = NULL;
-    for (size_t i = 0; i < nc; i++) {
-        if (i && c[i].value == c[i - 1].value)
-            continue;
-        /* Inside a sized function: an alternate entry, or a label. */
-        if (cover && c[i].value < cover_end && c[i].section == cover->section) {
-            if (c[i].sym->type == STT_FUNC || c[i].sym->type == STT_GNU_IFUNC)
-                if (!ref_add(rs, c[i].value, 0, REF_SYM))
-                    goto oom;
-            continue;
-        }
-        const image_section *sec = &img->sections[c[i].section];
-        uint64_t end = sec->addr + sec->size;
-        for (size_t j = i + 1; j < nc; j++)
-            if (c[j].value != c[i].value) {
-                if (c[j].section == c[i].section && c[j].value < end &&
-                    !(c[i].size && c[j].value < c[i].value + c[i].size))
-                    end = c[j].value;
-                break;
-            }
-        uint64_t send = sec->addr + sec->size;
-        if (c[i].size && c[i].value + c[i].size <= send)
-            end = c[i].value + c[i].size;
-        cfg_proc *f = proc_add(&pb, c[i].sym->name, c[i].value, end, c[i].section, 0);
-        if (!f)
-            goto oom;
-        if (c[i].size) {
-            cover = f;
-            cover_end = end;
-        } else {
-            cover = NULL;
-            f->end = trim_padding(p, f->start, f->end);
-        }
-    }
-    free(c);
-    c = NULL;
-    /* Overlaps (a sized function running past the next symbol that is not
-     * inside it cannot happen above; clip anyway for hostile input). */
-    qsort(pb.p, pb.n, sizeof *pb.p, proc_cmp);
-    for (size_t i = 0; i + 1 < pb.n; i++)
-        if (pb.p[i].end > pb.p[i + 1].start)
-            pb.p[i].end = pb.p[i + 1].start;
-
-    /* Code no symbol covers. */
-    size_t nsym = pb.n;
-    for (size_t s = 0; s < p->ncode; s++) {
-        const image_section *sec = p->code[s];
-        uint64_t at = sec->addr, send = sec->addr + sec->size;
-        for (size_t k = 0; k <= nsym; k++) {
-            if (k < nsym && pb.p[k].section != sec->index)
-                continue;
-            uint64_t gend = k < nsym ? pb.p[k].start : send, g = at;
-            if (gend > g && gap_has_code(p, &g, gend)) {
-                char name[40];
-                snprintf(name, sizeof name, "anon.%llx", (unsigned long long)g);
-                if (!proc_add(&pb, name, g, trim_padding(p, g, gend), sec->index, CFG_PF_NOSYM))
-                    goto oom;
-            }
-            if (k < nsym && pb.p[k].end > at)
-                at = pb.p[k].end;
-        }
-    }
-    qsort(pb.p, pb.n, sizeof *pb.p, proc_cmp);
-    p->procs = pb.p;
-    p->nprocs = pb.n;
-    return true;
-oom:
-    free(c);
-    for (size_t i = 0; i < pb.n; i++)
-        free(pb.p[i].name);
-    free(pb.p);
-    return false;
-}
-
-/* ---- references into code ------------------------------------------- */
-
-static bool collect_refs(cfg_program *p, refvec *rs)
-{
-    const image *img = p->img;
-    if (cfg_is_code(p, img->entry) && !ref_add(rs, img->entry, 0, REF_ENTRY))
-        return false;
-    for (size_t i = 0; i < img->ndyn; i++)
-        if ((img->dyn[i].tag == DT_INIT || img->dyn[i].tag == DT_FINI) &&
-            cfg_is_code(p, img->dyn[i].val) && !ref_add(rs, img->dyn[i].val, 0, REF_ENTRY))
-            return false;
-    for (size_t i = 0; i < p->relocs.n; i++) {
-        const cfg_rel *r = &p->relocs.r[i];
-        if (!cfg_is_code(p, r->target))
-            continue;
-        unsigned kind;
-        bool from_code = cfg_is_code(p, r->where);
-        switch (r->type) {
-        case R_ALPHA_REFQUAD: case R_ALPHA_REFLONG:
-            if (from_code)
-                continue;
-            kind = REF_DATA;
-            break;
-        case R_ALPHA_GPREL32:
-            if (from_code)
-                continue;
-            kind = REF_TABLE32;
-            break;
-        case R_ALPHA_GPRELLOW: case R_ALPHA_GPREL16: case R_ALPHA_LITERAL:
-            if (!from_code)
-                continue;
-            kind = REF_ADDR;
-            break;
-        default:
-            continue;
-        }
-        if (!ref_add(rs, r->target, r->where, kind))
-            return false;
-    }
-    for (size_t s = 0; s < p->ncode; s++) {
-        const image_section *sec = p->code[s];
-        for (uint64_t a = sec->addr; a + 4 <= sec->addr + sec->size; a += 4) {
-            uint32_t w;
-            alpha_insn in;
-            cfg_word(p, a, &w);
-            alpha_decode(w, &in);
-            if (!alpha_is_pcrel_branch(&in))
-                continue;
-            uint64_t t = alpha_branch_target(&in, a);
-            if (cfg_is_code(p, t) &&
-                !ref_add(rs, t, a, alpha_flow_of(&in) == FLOW_CALL ? REF_CALL : REF_BRANCH))
-                return false;
-        }
-    }
-    qsort(rs->r, rs->n, sizeof *rs->r, ref_cmp);
-    return true;
-}
-
-/* ---- one procedure's blocks and edges -------------------------------- */
-
-typedef struct ebuild {
-    size_t n, cap;
-    cfg_edge *e;
-} ebuild;
-
-static bool edge_add(ebuild *eb, uint32_t from, uint32_t to, unsigned kind, uint64_t target)
+bool cfg_edge_add(cfg_ebuild *eb, uint32_t from, uint32_t to, unsigned kind, uint64_t target)
 {
     for (size_t i = eb->n; i-- > 0 && eb->e[i].from == from;)
         if (eb->e[i].to == to && eb->e[i].kind == kind && eb->e[i].target == target)
@@ -376,8 +45,7 @@ uint32_t cfg_block_at(const cfg_proc *f, uint64_t addr)
     return addr < f->blocks[lo].end ? (uint32_t)lo : CFG_NONE;
 }
 
-static void set_why(cfg_proc *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_why(cfg_proc *f, const char *fmt, ...)
+void cfg_set_why(cfg_proc *f, const char *fmt, ...)
 {
     f->flags |= CFG_PF_MISSING;
     if (f->why[0])
@@ -386,25 +54,6 @@ static void set_why(cfg_proc *f, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(f->why, sizeof f->why, fmt, ap);
     va_end(ap);
-}
-
-/* GP of a procedure: what its entry (or any) GPDISP pair computes. */
-static void find_gp(const cfg_program *p, cfg_proc *f)
-{
-    size_t i = cfg_relocs_from(&p->relocs, f->start);
-    for (; i < p->relocs.n && p->relocs.r[i].where < f->end; i++) {
-        const cfg_rel *r = &p->relocs.r[i];
-        if (r->type != R_ALPHA_GPDISP)
-            continue;
-        uint32_t hi, lo;
-        if (!cfg_word(p, r->where, &hi) || !cfg_word(p, r->where + (uint64_t)r->addend, &lo))
-            continue;
-        int64_t v = (int64_t)(int16_t)(hi & 0xffff) * 65536 + (int16_t)(lo & 0xffff);
-        f->gp = r->where + (uint64_t)v;
-        f->flags |= CFG_PF_HASGP;
-        return;
-    }
-    f->gp = p->img->gp;
 }
 
 /* Is the JMP at addr a tail call (through pv, as gcc emits sibling calls)? */
@@ -419,7 +68,7 @@ static bool build_proc(cfg_program *p, cfg_proc *f, const cfg_ref *refs, size_t 
     size_t n = (f->end - f->start) / 4;
     alpha_insn *ins = calloc(n ? n : 1, sizeof *ins);
     uint8_t *lead = calloc(n + 1, 1);
-    ebuild eb = { 0, 0, NULL };
+    cfg_ebuild eb = { 0, 0, NULL };
     size_t ncallcap = 0;
     if (!ins || !lead)
         goto oom;
@@ -435,7 +84,7 @@ static bool build_proc(cfg_program *p, cfg_proc *f, const cfg_ref *refs, size_t 
         uint64_t a = f->start + 4 * i;
         if (!in->op) {
             f->flags |= CFG_PF_BADCODE;
-            set_why(f, "0x%llx: word %08x is no instruction", (unsigned long long)a, in->word);
+            cfg_set_why(f, "0x%llx: word %08x is no instruction", (unsigned long long)a, in->word);
         }
         if (cfg_ends_flow(in) || alpha_flow_of(in) == FLOW_CBRANCH)
             lead[i + 1] = 1;
@@ -510,9 +159,9 @@ static bool build_proc(cfg_program *p, cfg_proc *f, const cfg_ref *refs, size_t 
         alpha_flow fl = alpha_flow_of(in);
         bool ok = true;
         if (bl->flags & CFG_BF_ENTRY)
-            ok = edge_add(&eb, CFG_ENTRY, (uint32_t)b, CFG_EDGE_ENTRY, bl->start);
+            ok = cfg_edge_add(&eb, CFG_ENTRY, (uint32_t)b, CFG_EDGE_ENTRY, bl->start);
         else if (bl->flags & CFG_BF_ALTENTRY)
-            ok = edge_add(&eb, CFG_ENTRY, (uint32_t)b, CFG_EDGE_ENTRY, bl->start);
+            ok = cfg_edge_add(&eb, CFG_ENTRY, (uint32_t)b, CFG_EDGE_ENTRY, bl->start);
         if (!ok)
             goto oom;
         if (!in->op)
@@ -524,20 +173,20 @@ static bool build_proc(cfg_program *p, cfg_proc *f, const cfg_ref *refs, size_t 
             uint64_t t = alpha_branch_target(in, la);
             uint32_t tb = cfg_block_at(f, t);
             ok = tb != CFG_NONE && f->blocks[tb].start == t
-                 ? edge_add(&eb, (uint32_t)b, tb, CFG_EDGE_TAKEN, t)
-                 : edge_add(&eb, (uint32_t)b, CFG_EXIT, CFG_EDGE_OUT, t);
+                 ? cfg_edge_add(&eb, (uint32_t)b, tb, CFG_EDGE_TAKEN, t)
+                 : cfg_edge_add(&eb, (uint32_t)b, CFG_EXIT, CFG_EDGE_OUT, t);
             if (!ok)
                 goto oom;
             if (fl == FLOW_BRANCH)
                 continue;
         } else if (fl == FLOW_RETURN) {
-            if (!edge_add(&eb, (uint32_t)b, CFG_EXIT, CFG_EDGE_RETURN, 0))
+            if (!cfg_edge_add(&eb, (uint32_t)b, CFG_EXIT, CFG_EDGE_RETURN, 0))
                 goto oom;
             continue;
         } else if (fl == FLOW_JUMP) {
             if (is_tail_jump(p, in, la)) {
                 const cfg_rel *h = cfg_reloc_find(&p->relocs, la, R_ALPHA_HINT);
-                if (!edge_add(&eb, (uint32_t)b, CFG_EXIT, CFG_EDGE_OUT, h ? h->target : 0))
+                if (!cfg_edge_add(&eb, (uint32_t)b, CFG_EXIT, CFG_EDGE_OUT, h ? h->target : 0))
                     goto oom;
             } else {
                 bl->flags |= CFG_BF_TABLE;   /* resolved below */
@@ -545,164 +194,22 @@ static bool build_proc(cfg_program *p, cfg_proc *f, const cfg_ref *refs, size_t 
             continue;
         } else if (fl == FLOW_COROUTINE) {
             f->flags |= CFG_PF_COROUTINE;
-            set_why(f, "0x%llx: jsr_coroutine", (unsigned long long)la);
+            cfg_set_why(f, "0x%llx: jsr_coroutine", (unsigned long long)la);
             continue;
         }
         if (next != CFG_NONE) {
-            if (!edge_add(&eb, (uint32_t)b, next, CFG_EDGE_FALL, f->blocks[next].start))
+            if (!cfg_edge_add(&eb, (uint32_t)b, next, CFG_EDGE_FALL, f->blocks[next].start))
                 goto oom;
-        } else if (!edge_add(&eb, (uint32_t)b, CFG_EXIT, CFG_EDGE_OUT, cfg_past_padding(p, bl->end))) {
+        } else if (!cfg_edge_add(&eb, (uint32_t)b, CFG_EXIT, CFG_EDGE_OUT, cfg_past_padding(p, bl->end))) {
             goto oom;
         }
     }
     f->edges = eb.e;
     f->nedges = eb.n;
 
-    /* Jump tables: the slice walks predecessors, so index the edges first. */
-    {
-        bool any = false;
-        for (size_t b = 0; b < nb; b++)
-            any |= (f->blocks[b].flags & CFG_BF_TABLE) != 0;
-        if (any) {
-            /* Temporary predecessor lists for the slicer. */
-            uint32_t *cnt = calloc(nb + 1, sizeof *cnt);
-            uint32_t *idx = malloc((eb.n ? eb.n : 1) * sizeof *idx);
-            if (!cnt || !idx) {
-                free(cnt);
-                free(idx);
-                goto oom;
-            }
-            for (size_t e = 0; e < eb.n; e++)
-                if (eb.e[e].to < nb)
-                    cnt[eb.e[e].to + 1]++;
-            for (size_t b = 0; b < nb; b++)
-                cnt[b + 1] += cnt[b];
-            for (size_t b = 0; b < nb; b++) {
-                f->blocks[b].first_in = cnt[b];
-                f->blocks[b].nin = 0;
-            }
-            for (size_t e = 0; e < eb.n; e++)
-                if (eb.e[e].to < nb) {
-                    cfg_block *t = &f->blocks[eb.e[e].to];
-                    idx[t->first_in + t->nin++] = (uint32_t)e;
-                }
-            f->in_edges = idx;
-            free(cnt);
-
-            cfg_slice_ctx cx = { p, f, ins };
-            uint64_t found[64][8];
-            size_t nfound[64];
-            uint32_t tblk[64];
-            size_t nj = 0;
-            uint64_t all[512];
-            size_t nall = 0;
-            for (size_t b = 0; b < nb; b++) {
-                if (!(f->blocks[b].flags & CFG_BF_TABLE))
-                    continue;
-                uint64_t t[8];
-                size_t k = cfg_find_tables(&cx, (uint32_t)b, t, 8);
-                if (!k || nj == 64) {
-                    f->blocks[b].flags = (f->blocks[b].flags & ~CFG_BF_TABLE) | CFG_BF_INDIRECT;
-                    set_why(f, "0x%llx: indirect jump with no table found",
-                            (unsigned long long)(f->blocks[b].end - 4));
-                    continue;
-                }
-                tblk[nj] = (uint32_t)b;
-                nfound[nj] = k;
-                memcpy(found[nj], t, k * sizeof *t);
-                for (size_t j = 0; j < k && nall < 512; j++)
-                    all[nall++] = t[j];
-                nj++;
-            }
-            f->in_edges = NULL;
-            free(idx);
-            for (size_t j = 0; j < nj; j++) {
-                uint32_t b = tblk[j];
-                size_t added = 0;
-                for (size_t q = 0; q < nfound[j]; q++) {
-                    uint64_t stop = UINT64_MAX;
-                    for (size_t z = 0; z < nall; z++)
-                        if (all[z] > found[j][q] && all[z] < stop)
-                            stop = all[z];
-                    uint32_t es;
-                    uint32_t cnt2 = cfg_table_extent(p, f, found[j][q], stop, &es);
-                    if (!cnt2)
-                        continue;
-                    cfg_table *tt = realloc(f->tables, (f->ntables + 1) * sizeof *tt);
-                    if (!tt)
-                        goto oom;
-                    f->tables = tt;
-                    f->tables[f->ntables++] = (cfg_table){ f->blocks[b].end - 4, found[j][q], es, cnt2 };
-                    for (uint32_t e = 0; e < cnt2; e++) {
-                        uint64_t t = cfg_table_entry(p, f, found[j][q], es, e);
-                        uint32_t tb = cfg_block_at(f, t);
-                        if (tb == CFG_NONE || f->blocks[tb].start != t)
-                            continue;
-                        if (!edge_add(&eb, b, tb, CFG_EDGE_TABLE, t))
-                            goto oom;
-                        added++;
-                    }
-                }
-                if (!added) {
-                    f->blocks[b].flags = (f->blocks[b].flags & ~CFG_BF_TABLE) | CFG_BF_INDIRECT;
-                    set_why(f, "0x%llx: jump table has no entries in the procedure",
-                            (unsigned long long)(f->blocks[b].end - 4));
-                }
-            }
-            f->edges = eb.e;
-            f->nedges = eb.n;
-        }
-    }
-
-    /* Table targets are not entries: only refs from outside were marked,
-     * but a GPREL32 or REFQUAD table of this procedure's own jump must not
-     * make its cases alternate entries.  Clear entries that are table
-     * targets of resolved tables. */
-    for (size_t e = 0; e < f->nedges; e++)
-        if (f->edges[e].kind == CFG_EDGE_TABLE) {
-            cfg_block *t = &f->blocks[f->edges[e].to];
-            if (!(t->flags & CFG_BF_ENTRY) && (t->flags & CFG_BF_ALTENTRY)) {
-                /* Still an entry if some non-table reference points here. */
-                bool other = false;
-                size_t lo = 0, hi = nrefs;
-                while (lo < hi) {
-                    size_t mid = (lo + hi) / 2;
-                    if (refs[mid].target < t->start)
-                        lo = mid + 1;
-                    else
-                        hi = mid;
-                }
-                for (size_t k = lo; k < nrefs && refs[k].target == t->start; k++) {
-                    uint8_t kd = refs[k].kind;
-                    bool inside = refs[k].source >= f->start && refs[k].source < f->end;
-                    if (kd == REF_DATA) {
-                        bool intable = false;
-                        for (size_t z = 0; z < f->ntables; z++)
-                            if (refs[k].source >= f->tables[z].table &&
-                                refs[k].source < f->tables[z].table +
-                                    (uint64_t)f->tables[z].count * f->tables[z].entsize)
-                                intable = true;
-                        other |= !intable;
-                    } else if (kd == REF_ADDR || kd == REF_SYM || kd == REF_ENTRY ||
-                               ((kd == REF_CALL || kd == REF_BRANCH) && !inside)) {
-                        other = true;
-                    }
-                }
-                if (!other) {
-                    t->flags &= ~CFG_BF_ALTENTRY;
-                    for (size_t z = 0; z < f->nedges; z++)
-                        if (f->edges[z].from == CFG_ENTRY && f->edges[z].to == f->edges[e].to)
-                            f->edges[z].kind = 0xff;   /* deleted below */
-                }
-            }
-        }
-    {
-        size_t w = 0;
-        for (size_t e = 0; e < f->nedges; e++)
-            if (f->edges[e].kind != 0xff)
-                f->edges[w++] = f->edges[e];
-        f->nedges = w;
-    }
+    if (!cfg_table_edges(p, f, ins, &eb))
+        goto oom;
+    cfg_table_entries(f, refs, nrefs);
 
     /* Adjacency. */
     f->out_edges = malloc((f->nedges ? f->nedges : 1) * sizeof *f->out_edges);
@@ -755,8 +262,6 @@ oom:
     return false;
 }
 
-/* ---- the whole program ------------------------------------------------ */
-
 static void free_proc(cfg_proc *f)
 {
     free(f->name);
@@ -784,7 +289,7 @@ void cfg_free(cfg_program *p)
 cfg_program *cfg_build(const image *img, char *err, size_t errlen)
 {
     cfg_program *p = calloc(1, sizeof *p);
-    refvec rs = { 0, 0, NULL };
+    cfg_refvec rs = { 0, 0, NULL };
     if (!p)
         goto oom;
     p->img = img;
@@ -792,19 +297,19 @@ cfg_program *cfg_build(const image *img, char *err, size_t errlen)
     if (!p->code)
         goto oom;
     for (size_t i = 0; i < img->nsections; i++)
-        if (is_code_section(&img->sections[i]))
+        if (cfg_is_code_section(&img->sections[i]))
             p->code[p->ncode++] = &img->sections[i];
     if (!p->ncode) {
         snprintf(err, errlen, "%s: no code sections", img->path);
         cfg_free(p);
         return NULL;
     }
-    if (!cfg_relocs_build(img, &p->relocs) || !find_procs(p, &rs))
+    if (!cfg_relocs_build(img, &p->relocs) || !cfg_find_procs(p, &rs))
         goto oom;
     for (size_t i = 0; i < p->nprocs; i++)
-        find_gp(p, &p->procs[i]);
+        cfg_find_gp(p, &p->procs[i]);
     cfg_resolve_targets(p);
-    if (!collect_refs(p, &rs))
+    if (!cfg_collect_refs(p, &rs))
         goto oom;
     size_t k = 0;
     for (size_t i = 0; i < p->nprocs; i++) {
@@ -824,27 +329,5 @@ oom:
     free(rs.r);
     snprintf(err, errlen, "%s: out of memory building the CFG", img->path);
     cfg_free(p);
-    return NULL;
-}
-
-cfg_proc *cfg_proc_at(const cfg_program *p, uint64_t addr)
-{
-    size_t lo = 0, hi = p->nprocs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->procs[mid].end <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < p->nprocs && p->procs[lo].start <= addr && addr < p->procs[lo].end
-           ? &p->procs[lo] : NULL;
-}
-
-cfg_proc *cfg_proc_named(const cfg_program *p, const char *name)
-{
-    for (size_t i = 0; i < p->nprocs; i++)
-        if (!strcmp(p->procs[i].name, name))
-            return &p->procs[i];
     return NULL;
 }

@@ -24,6 +24,34 @@ typedef struct cfg_ref {
     uint8_t  kind;
 } cfg_ref;
 
+typedef struct cfg_refvec {
+    size_t n, cap;
+    cfg_ref *r;
+} cfg_refvec;
+
+typedef struct cfg_ebuild {     /* edges being built */
+    size_t n, cap;
+    cfg_edge *e;
+} cfg_ebuild;
+
+/* cfg/procs.c */
+bool cfg_is_code_section(const image_section *s);
+bool cfg_find_procs(cfg_program *p, cfg_refvec *rs);
+void cfg_find_gp(const cfg_program *p, cfg_proc *f);
+
+/* cfg/refs.c: rs sorted by target. */
+bool cfg_ref_add(cfg_refvec *rs, uint64_t target, uint64_t source, unsigned kind);
+bool cfg_collect_refs(cfg_program *p, cfg_refvec *rs);
+
+/* cfg/build.c */
+bool cfg_edge_add(cfg_ebuild *eb, uint32_t from, uint32_t to, unsigned kind, uint64_t target);
+void cfg_set_why(cfg_proc *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* cfg/tables.c: table edges of f's table jumps, then the entries that
+ * only its own tables point at cleared. */
+bool cfg_table_edges(const cfg_program *p, cfg_proc *f, const alpha_insn *ins, cfg_ebuild *eb);
+void cfg_table_entries(cfg_proc *f, const cfg_ref *refs, size_t nrefs);
+
 /* Padding the linker and assembler put between and inside procedures. */
 #define ALPHA_NOP   0x47ff041fu   /* bis $31,$31,$31 */
 #define ALPHA_UNOP  0x2ffe0000u   /* ldq_u $31,0($sp) */

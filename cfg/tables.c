@@ -13,6 +13,7 @@
  * each entry goes.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cfg/internal.h"
 
@@ -201,4 +202,158 @@ uint64_t cfg_table_entry(const cfg_program *prog, const cfg_proc *f, uint64_t ad
     /* GPREL32 targets were computed with the image's GP; an entry is
      * relative to the GP of the procedure that reads it. */
     return entsize == 4 ? r->target - prog->img->gp + f->gp : r->target;
+}
+/* Resolve every table jump of f (blocks flagged CFG_BF_TABLE by the
+ * builder) and add its table edges to eb; a jump with no table becomes
+ * CFG_BF_INDIRECT and the CFG is missing edges.  False when out of memory. */
+bool cfg_table_edges(const cfg_program *p, cfg_proc *f, const alpha_insn *ins, cfg_ebuild *eb)
+{
+    size_t nb = f->nblocks;
+    bool any = false;
+    for (size_t b = 0; b < nb; b++)
+        any |= (f->blocks[b].flags & CFG_BF_TABLE) != 0;
+    if (any) {
+        /* Temporary predecessor lists for the slicer. */
+        uint32_t *cnt = calloc(nb + 1, sizeof *cnt);
+        uint32_t *idx = malloc((eb->n ? eb->n : 1) * sizeof *idx);
+        if (!cnt || !idx) {
+            free(cnt);
+            free(idx);
+            return false;
+        }
+        for (size_t e = 0; e < eb->n; e++)
+            if (eb->e[e].to < nb)
+                cnt[eb->e[e].to + 1]++;
+        for (size_t b = 0; b < nb; b++)
+            cnt[b + 1] += cnt[b];
+        for (size_t b = 0; b < nb; b++) {
+            f->blocks[b].first_in = cnt[b];
+            f->blocks[b].nin = 0;
+        }
+        for (size_t e = 0; e < eb->n; e++)
+            if (eb->e[e].to < nb) {
+                cfg_block *t = &f->blocks[eb->e[e].to];
+                idx[t->first_in + t->nin++] = (uint32_t)e;
+            }
+        f->in_edges = idx;
+        free(cnt);
+
+        cfg_slice_ctx cx = { p, f, ins };
+        uint64_t found[64][8];
+        size_t nfound[64];
+        uint32_t tblk[64];
+        size_t nj = 0;
+        uint64_t all[512];
+        size_t nall = 0;
+        for (size_t b = 0; b < nb; b++) {
+            if (!(f->blocks[b].flags & CFG_BF_TABLE))
+                continue;
+            uint64_t t[8];
+            size_t k = cfg_find_tables(&cx, (uint32_t)b, t, 8);
+            if (!k || nj == 64) {
+                f->blocks[b].flags = (f->blocks[b].flags & ~CFG_BF_TABLE) | CFG_BF_INDIRECT;
+                cfg_set_why(f, "0x%llx: indirect jump with no table found",
+                        (unsigned long long)(f->blocks[b].end - 4));
+                continue;
+            }
+            tblk[nj] = (uint32_t)b;
+            nfound[nj] = k;
+            memcpy(found[nj], t, k * sizeof *t);
+            for (size_t j = 0; j < k && nall < 512; j++)
+                all[nall++] = t[j];
+            nj++;
+        }
+        f->in_edges = NULL;
+        free(idx);
+        for (size_t j = 0; j < nj; j++) {
+            uint32_t b = tblk[j];
+            size_t added = 0;
+            for (size_t q = 0; q < nfound[j]; q++) {
+                uint64_t stop = UINT64_MAX;
+                for (size_t z = 0; z < nall; z++)
+                    if (all[z] > found[j][q] && all[z] < stop)
+                        stop = all[z];
+                uint32_t es;
+                uint32_t cnt2 = cfg_table_extent(p, f, found[j][q], stop, &es);
+                if (!cnt2)
+                    continue;
+                cfg_table *tt = realloc(f->tables, (f->ntables + 1) * sizeof *tt);
+                if (!tt)
+                    return false;
+                f->tables = tt;
+                f->tables[f->ntables++] = (cfg_table){ f->blocks[b].end - 4, found[j][q], es, cnt2 };
+                for (uint32_t e = 0; e < cnt2; e++) {
+                    uint64_t t = cfg_table_entry(p, f, found[j][q], es, e);
+                    uint32_t tb = cfg_block_at(f, t);
+                    if (tb == CFG_NONE || f->blocks[tb].start != t)
+                        continue;
+                    if (!cfg_edge_add(eb, b, tb, CFG_EDGE_TABLE, t))
+                        return false;
+                    added++;
+                }
+            }
+            if (!added) {
+                f->blocks[b].flags = (f->blocks[b].flags & ~CFG_BF_TABLE) | CFG_BF_INDIRECT;
+                cfg_set_why(f, "0x%llx: jump table has no entries in the procedure",
+                        (unsigned long long)(f->blocks[b].end - 4));
+            }
+        }
+        f->edges = eb->e;
+        f->nedges = eb->n;
+    }
+    return true;
+}
+
+/* Table targets are not entries: the builder marked every address data
+ * refers to, but a GPREL32 or REFQUAD table read by this procedure's own
+ * jump must not make its cases alternate entries.  Clear the entries that
+ * only tables of resolved jumps point at. */
+void cfg_table_entries(cfg_proc *f, const cfg_ref *refs, size_t nrefs)
+{
+    for (size_t e = 0; e < f->nedges; e++)
+        if (f->edges[e].kind == CFG_EDGE_TABLE) {
+            cfg_block *t = &f->blocks[f->edges[e].to];
+            if (!(t->flags & CFG_BF_ENTRY) && (t->flags & CFG_BF_ALTENTRY)) {
+                /* Still an entry if some non-table reference points here. */
+                bool other = false;
+                size_t lo = 0, hi = nrefs;
+                while (lo < hi) {
+                    size_t mid = (lo + hi) / 2;
+                    if (refs[mid].target < t->start)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                for (size_t k = lo; k < nrefs && refs[k].target == t->start; k++) {
+                    uint8_t kd = refs[k].kind;
+                    bool inside = refs[k].source >= f->start && refs[k].source < f->end;
+                    if (kd == REF_DATA) {
+                        bool intable = false;
+                        for (size_t z = 0; z < f->ntables; z++)
+                            if (refs[k].source >= f->tables[z].table &&
+                                refs[k].source < f->tables[z].table +
+                                    (uint64_t)f->tables[z].count * f->tables[z].entsize)
+                                intable = true;
+                        other |= !intable;
+                    } else if (kd == REF_ADDR || kd == REF_SYM || kd == REF_ENTRY ||
+                               ((kd == REF_CALL || kd == REF_BRANCH) && !inside)) {
+                        other = true;
+                    }
+                }
+                if (!other) {
+                    t->flags &= ~CFG_BF_ALTENTRY;
+                    for (size_t z = 0; z < f->nedges; z++)
+                        if (f->edges[z].from == CFG_ENTRY && f->edges[z].to == f->edges[e].to)
+                            f->edges[z].kind = 0xff;   /* deleted below */
+                }
+            }
+        }
+    {
+        size_t w = 0;
+        for (size_t e = 0; e < f->nedges; e++)
+            if (f->edges[e].kind != 0xff)
+                f->edges[w++] = f->edges[e];
+        f->nedges = w;
+    }
+
 }
