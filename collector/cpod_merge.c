@@ -495,6 +495,11 @@ bool cpod_merge_recover(cpod *d, char *msg, size_t msg_size)
     struct dirent *de;
     while ((de = readdir(dir))) {
         char *end;
+        size_t len = strlen(de->d_name);
+        if (de->d_name[0] == '.' && len > 4 && !strcmp(de->d_name + len - 4, ".tmp")) {
+            unlinkat(dirfd(dir), de->d_name, 0);   /* a write a kill cut short */
+            continue;
+        }
         if (strncmp(de->d_name, "pending-", 8) || !de->d_name[8])
             continue;
         uint64_t g = strtoull(de->d_name + 8, &end, 10);

@@ -433,6 +433,13 @@ void cpod_region_remove(cpod_region *r)
     if (unlink(r->path) != 0 && errno != ENOENT)
         cpod_log("%s: cannot remove: %s", r->path, strerror(errno));
     unlink(r->jpath);
+    size_t n = strlen(r->jpath) + 8;
+    char *tmp = malloc(n);
+    if (tmp) {   /* a rewrite cut short by a kill */
+        snprintf(tmp, n, "%s.new", r->jpath);
+        unlink(tmp);
+        free(tmp);
+    }
     unlink(r->meta_path);
     cpod_region_free(r);
 }
