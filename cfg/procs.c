@@ -62,7 +62,7 @@ bool cfg_is_code_section(const image_section *s)
 {
     /* The PLT is the linker's, rewritten by the dynamic loader's rules, and
      * carries no relocations: it is never a procedure. */
-    return s->type == SHT_PROGBITS && (s->flags & SHF_ALLOC) &&
+    return s->type == SHT_PROGBITS && (s->flags & SHF_ALLOC) && s->addr + s->size > s->addr &&
            (s->flags & SHF_EXECINSTR) && s->data && s->size >= 4 &&
            strcmp(s->name, ".plt") != 0;
 }
@@ -166,7 +166,10 @@ bool cfg_find_procs(cfg_program *p, cfg_refvec *rs)
         const image_section *sec = &img->sections[s->shndx];
         if (!cfg_is_code_section(sec) || s->value < sec->addr || s->value >= sec->addr + sec->size)
             continue;
-        c[nc++] = (cand){ s->value, s->size, s, s->shndx, cand_rank(s) };
+        /* A size running past the section (hostile input) stops at its end. */
+        uint64_t size = s->size < sec->addr + sec->size - s->value ? s->size
+                                                                   : sec->addr + sec->size - s->value;
+        c[nc++] = (cand){ s->value, size, s, s->shndx, cand_rank(s) };
     }
     qsort(c, nc, sizeof *c, cand_cmp);
 

@@ -429,3 +429,46 @@ Test(cfg_program, printing)
     cfg_free(p);
     image_close(img);
 }
+
+/* Damaged images: whatever image_open accepts, cfg_build must handle
+ * without crashing (under the sanitizers in the ASan run). */
+Test(cfg_program, survives_damaged_images)
+{
+    const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+    char path[512];
+    snprintf(path, sizeof path, "%s/programs/bytecode-dyn", build);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        cr_skip_test("%s missing: run `make programs`", path);
+    fseek(f, 0, SEEK_END);
+    size_t n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *orig = malloc(n), *b = malloc(n);
+    cr_assert_eq(fread(orig, 1, n, f), n);
+    fclose(f);
+    uint64_t s = 99;
+    size_t opened = 0;
+    for (int round = 0; round < 300; round++) {
+        memcpy(b, orig, n);
+        /* Flip a few bytes; half the rounds aim at the first 64 KB, where
+         * the headers, code and symbols of a small program live. */
+        int flips = 1 + (int)(rnd(&s) % 8);
+        for (int k = 0; k < flips; k++) {
+            size_t at = (size_t)(rnd(&s) % (round & 1 ? n : (n < 65536 ? n : 65536)));
+            b[at] ^= (uint8_t)(1u << (rnd(&s) % 8));
+        }
+        image_error err;
+        image *img = image_open_mem(b, n, "damaged", &err);
+        if (!img)
+            continue;
+        opened++;
+        char e[256];
+        cfg_program *p = cfg_build(img, e, sizeof e);
+        if (p)
+            cfg_free(p);
+        image_close(img);
+    }
+    cr_assert_gt(opened, 10);
+    free(orig);
+    free(b);
+}

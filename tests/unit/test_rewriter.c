@@ -520,3 +520,51 @@ Test(rewrite, invert_and_hint_from_the_plan)
     cfg_free(p);
     image_close(img);
 }
+
+/* Damaged images: whatever image_open and cfg_build accept, the rewriter
+ * must either rewrite or refuse with a message, never crash. */
+Test(rewrite, survives_damaged_images)
+{
+    char in[512];
+    program_path("funcptr-dyn", in, sizeof in);
+    size_t n;
+    uint8_t *orig = slurp(in, &n), *b = malloc(n);
+    uint64_t s = 4242;
+    char out[] = "/tmp/cpo-rw-damaged-XXXXXX";
+    int fd = mkstemp(out);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    size_t tried = 0;
+    for (int round = 0; round < 150; round++) {
+        memcpy(b, orig, n);
+        int flips = 1 + (int)((s = s * 6364136223846793005ull + 1) >> 60);
+        for (int k = 0; k < flips; k++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            size_t at = (size_t)((s >> 33) % (n < 65536 ? n : 65536));
+            b[at] ^= (uint8_t)(1u << ((s >> 20) & 7));
+        }
+        image_error ie;
+        image *img = image_open_mem(b, n, "damaged", &ie);
+        if (!img)
+            continue;
+        char err[512];
+        cfg_program *p = cfg_build(img, err, sizeof err);
+        if (p) {
+            plan pl;
+            if (plan_random(p, (uint64_t)round, &pl)) {
+                rw_stats st;
+                rw_options o = { .check = true };
+                if (!rw_rewrite(img, p, &pl, &o, out, &st, err, sizeof err))
+                    cr_assert_neq(err[0], 0, "refused without a message");
+                tried++;
+                plan_free(&pl);
+            }
+            cfg_free(p);
+        }
+        image_close(img);
+    }
+    cr_assert_gt(tried, 10);
+    unlink(out);
+    free(orig);
+    free(b);
+}
