@@ -105,8 +105,13 @@ int main(int argc, char **argv)
                 return usage("--per-process needs at least one image", NULL);
             while (i + 1 < argc && strncmp(argv[i + 1], "--", 2))
                 pp[npp++] = argv[++i];
+        } else if (strncmp(a, "--", 2)) {
+            return usage("unexpected argument", a);
+        } else if (strcmp(a, "--db") && strcmp(a, "--log") && strcmp(a, "--drain") &&
+                   strcmp(a, "--flush") && strcmp(a, "--flush-timeout") && strcmp(a, "--journal-limit")) {
+            return usage("unknown option", a);
         } else if (!v) {
-            return usage(strncmp(a, "--", 2) ? "unexpected argument" : "option needs a value", a);
+            return usage("option needs a value", a);
         } else if (!strcmp(a, "--db")) {
             o.db_dir = argv[++i];
         } else if (!strcmp(a, "--log")) {
@@ -125,8 +130,6 @@ int main(int argc, char **argv)
             if (!parse_bytes(v, &o.journal_limit))
                 return usage("bad size (a positive number, optionally k, M or G)", v);
             i++;
-        } else {
-            return usage("unknown option", a);
         }
     }
     if (!o.db_dir)
