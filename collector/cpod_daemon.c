@@ -187,7 +187,6 @@ static void scan(cpod *d)
             g->seen = false;   /* attached: forget it */
         r->next = d->regions;
         d->regions = r;
-        d->machines_seen++;
     }
     closedir(dir);
     free_ignored(false);
@@ -367,8 +366,6 @@ static void job_done(cpod *d, cpod_job *j)
     if (j->ok) {
         d->merged_gen = j->gen;
         d->merged += j->samples;
-        d->merged_unknown += j->unknown;
-        d->flushes++;
         for (cpod_region **pp = &d->regions; *pp;) {
             cpod_region *r = *pp;
             if (r->gone && r->gone_gen && r->gone_gen <= j->gen) {
@@ -472,7 +469,7 @@ cpod *cpod_open(const cpod_options *o, char *msg, size_t msg_size)
         return NULL;
     }
     d->o = *o;
-    d->lock_fd = d->listen_fd = d->state_fd = d->inotify_fd = d->wake_fd = -1;
+    d->lock_fd = d->listen_fd = d->inotify_fd = d->wake_fd = -1;
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->cv, NULL);
     cpod_images_init(&d->images, o->per_process, o->nper_process);

@@ -355,7 +355,7 @@ struct cpod {
     char regions_dir[CPOD_PATH_MAX];
     char sock_path[CPOD_PATH_MAX];
     char host[PROFDB_MAX_NAME + 1];
-    int lock_fd, listen_fd, state_fd, inotify_fd, wake_fd;
+    int lock_fd, listen_fd, inotify_fd, wake_fd;
     profdb *db;
     cpod_images images;
     cpod_profset live;
@@ -382,9 +382,9 @@ struct cpod {
     uint64_t journal_bytes;     /* journalled since the last merge */
 
     /* lifetime figures */
-    uint64_t samples, unknown, merged, merged_unknown, flushes;
+    uint64_t samples, unknown, merged;   /* samples taken, unknown, merged */
     drv_counters gone;     /* counters of the machines that went away */
-    unsigned machines_seen, machines_gone;
+    unsigned machines_gone;
     long long next_drain, next_flush;    /* monotonic ms */
     bool quit;
     int exit_status;
