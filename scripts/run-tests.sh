@@ -46,13 +46,33 @@ for fz in "$BUILD"/fuzz/*; do
   fi
 done
 
-for t in tests/integration/*.sh; do
+# Integration tests run JOBS at a time (default: one per core), the ones
+# that run whole workloads first so the long poles start early; each writes
+# its own log and results are reported in name order.
+JOBS=${JOBS:-$(nproc)}
+tests=()
+for t in tests/integration/*workloads*.sh tests/integration/*.sh; do
   [ -f "$t" ] || continue
+  case " ${tests[*]-} " in *" $t "*) continue;; esac
+  tests+=("$t")
+done
+run_one() {
+  local t=$1 name start
   name=$(basename "$t" .sh)
   start=$(date +%s)
   bash "$t" >"$LOG/$name.log" 2>&1
-  rc=$?
-  secs=$(( $(date +%s) - start ))
+  echo "$? $(( $(date +%s) - start ))" >"$LOG/$name.result"
+}
+for t in "${tests[@]-}"; do
+  [ -n "$t" ] || continue
+  rm -f "$LOG/$(basename "$t" .sh).result"
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+  run_one "$t" &
+done
+wait
+for t in $(printf '%s\n' "${tests[@]-}" | sort); do
+  name=$(basename "$t" .sh)
+  read -r rc secs <"$LOG/$name.result" || { rc=1; secs=?; }
   case $rc in
     0)  passed=$((passed + 1)); echo "ok   $name (${secs}s)";;
     77) skipped=$((skipped + 1)); echo "skip $name: $(tail -1 "$LOG/$name.log")";;
