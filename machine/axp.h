@@ -375,6 +375,7 @@ struct axp_machine {
     int next_pid;
     proc *init;
     int nlive;           /* live threads */
+    uint64_t host_nofile;   /* the host's RLIMIT_NOFILE when axp started */
     uint64_t wake_gen;      /* bumped whenever a blocked thread may wake */
 
     uint64_t base_cycles;   /* guest time at the start of this round */

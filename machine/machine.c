@@ -66,6 +66,8 @@ axp_machine *axp_new(const axp_config *cfg, char *err, size_t errsz)
     m->rt0_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
     /* guest descriptors are host descriptors: allow as many as we may */
     struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        m->host_nofile = rl.rlim_cur;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
@@ -170,6 +172,12 @@ int axp_spawn(axp_machine *m, const char *path, char *const argv[],
     p->fd = fdt_new();
     p->sh = calloc(1, sizeof *p->sh);
     p->sh->refs = 1;
+    /* the host's own limit on descriptors, as a process would inherit it */
+    if (m->host_nofile > 0 && m->host_nofile <= 1048576) {
+        p->rl[A_RLIMIT_NOFILE].cur = m->host_nofile;
+        if (p->rl[A_RLIMIT_NOFILE].max < m->host_nofile)
+            p->rl[A_RLIMIT_NOFILE].max = m->host_nofile;
+    }
     p->cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
     /* each guest process has its own umask, applied by the calls that
      * create files; the host's is the first process's and then stays 0 */

@@ -178,7 +178,7 @@ static bool wake_blocked(machine *m, int64_t now, bool *fdwait, int64_t *next_de
                 progress = any = true;
                 continue;
             }
-            if (t->wkind == W_FD || t->wkind == W_POLL)
+            if (t->wkind == W_FD || (t->wkind == W_POLL && t->waddr))
                 *fdwait = true;
             if (t->wdeadline >= 0 && (*next_deadline < 0 || t->wdeadline < *next_deadline))
                 *next_deadline = t->wdeadline;
@@ -223,10 +223,21 @@ static void host_wait(machine *m, int timeout_ms)
             }
         }
     }
-    if (n)
-        while (poll(pf, (nfds_t)n, timeout_ms) < 0 && errno == EINTR && !host_pending)
+    /* with no descriptor and no timeout this sleeps until a signal */
+    if (n || timeout_ms < 0)
+        while (poll(n ? pf : NULL, (nfds_t)n, timeout_ms) < 0 && errno == EINTR && !host_pending)
             ;
     free(pf);
+}
+
+/* Is some thread waiting for nothing but a signal (pause, sigsuspend)? */
+static bool waits_for_signal(machine *m)
+{
+    for (thread *t = m->threads; t; t = t->all_next)
+        if (t->state == T_BLOCKED && t->wdeadline < 0 &&
+            (t->wkind == W_SIGNAL || (t->wkind == W_POLL && !t->waddr)))
+            return true;
+    return false;
 }
 
 static void free_dead(machine *m)
@@ -336,6 +347,13 @@ int axp_run(machine *m)
             int64_t tmr = next_timer(m);
             if (tmr >= 0 && (deadline < 0 || tmr < deadline))
                 deadline = tmr;
+            if (!fdwait && deadline < 0 && waits_for_signal(m)) {
+                /* only a signal from outside can help: wait for one */
+                host_wait(m, -1);
+                deliver_host_signals(m);
+                wake_blocked(m, vtime_ns(m), &fdwait, &deadline);
+                continue;
+            }
             if (!fdwait && deadline < 0) {
                 for (thread *t = m->threads; t; t = t->all_next)
                     if (t->state == T_BLOCKED)
@@ -349,6 +367,9 @@ int axp_run(machine *m)
                 host_wait(m, deadline >= 0 ? 0 : -1);
                 deliver_host_signals(m);
                 wake_blocked(m, vtime_ns(m), &fdwait, &deadline);
+                tmr = next_timer(m);
+                if (tmr >= 0 && (deadline < 0 || tmr < deadline))
+                    deadline = tmr;
                 if (anyone_running(m) || deadline < 0)
                     continue;
             }

@@ -94,5 +94,25 @@ EOF
   else
     echo "skip guest faults: $CC failed: $(head -1 "$tmp/ccerr")"
   fi
+  # two threads each holding the mutex the other wants: the machine says so
+  cat >"$tmp/deadlock.c" <<'EOF'
+#include <pthread.h>
+#include <unistd.h>
+static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, b = PTHREAD_MUTEX_INITIALIZER;
+static void *t(void *x) { pthread_mutex_lock(&b); usleep(1000); pthread_mutex_lock(&a); return x; }
+int main(void)
+{
+    pthread_t th;
+    pthread_mutex_lock(&a);
+    pthread_create(&th, 0, t, 0);
+    usleep(1000);
+    pthread_mutex_lock(&b);
+    pthread_join(th, 0);
+    return 0;
+}
+EOF
+  if "$CC" -O2 -o "$tmp/deadlock" "$tmp/deadlock.c" -lpthread 2>"$tmp/ccerr"; then
+    expect "guest deadlock" 125 "deadlock: every guest thread is blocked" -- timeout 60 "$AXP" run "$tmp/deadlock"
+  fi
 fi
 [ $fail -eq 0 ]
