@@ -332,12 +332,12 @@ SYS(waitid)
     int type = (int)a[0];
     long id = (long)a[1];
     uint64_t opt = a[3];
-    long pid = type == 0 ? -1 : type == 1 ? id : type == 2 ? -id : -2;
-    if (pid == -2 || !(opt & A_WEXITED))
+    if (type < 0 || type > 2 || !(opt & A_WEXITED))
         return -A_EINVAL;
     bool any = false;
     for (proc *c = p->children; c; c = c->sibling) {
-        if (!child_matches(c, pid == -id && type == 2 ? -id : pid, p))
+        /* P_ALL, P_PID, P_PGID (0: the caller's group) */
+        if ((type == 1 && c->pid != id) || (type == 2 && c->pgid != (id ? id : p->pgid)))
             continue;
         any = true;
         if (c->state != P_ZOMBIE)
