@@ -23,7 +23,7 @@ int path_join_guest(thread *t, int dirfd, const char *p, char **out);
 int wait_fd(thread *t, gfile *f, short events);          /* SYS_BLOCK */
 long block_until(thread *t, int64_t deadline_ns);
 
-/* sys_file.c */
+/* sys_file.c, sys_fd.c, sys_ioctl.c, sys_stat.c, sys_name.c, sys_dir.c, sys_poll.c */
 SYS(read); SYS(write); SYS(open); SYS(openat); SYS(close); SYS(lseek);
 SYS(pread64); SYS(pwrite64); SYS(readv); SYS(writev); SYS(preadv); SYS(pwritev);
 SYS(dup); SYS(dup2); SYS(dup3); SYS(pipe); SYS(pipe2); SYS(fcntl); SYS(ioctl);
@@ -43,7 +43,7 @@ SYS(sync); SYS(memfd_create); SYS(copy_file_range); SYS(close_range);
 SYS(brk); SYS(mmap); SYS(munmap); SYS(mprotect); SYS(mremap); SYS(madvise);
 SYS(msync); SYS(mincore); SYS(mlock); SYS(getpagesize);
 
-/* sys_proc.c */
+/* sys_proc.c, sys_futex.c, sys_info.c */
 SYS(exit); SYS(exit_group); SYS(fork); SYS(vfork); SYS(clone); SYS(execve);
 SYS(wait4); SYS(waitid); SYS(getxpid); SYS(getppid); SYS(gettid); SYS(getxuid);
 SYS(getxgid); SYS(geteuid); SYS(getegid); SYS(setuid); SYS(setgid);
