@@ -196,6 +196,16 @@ uint64_t fp_ieee(thread *t, int op, unsigned q, uint64_t a, uint64_t b, uint64_t
         if (((r >> 52) & 0x7ff) - 1 < 0x7fe)
             return r;
     }
+    /* Exact conversions and ordinary comparisons raise nothing either. */
+    if (op == FO_CVTQT && (int64_t)b >= -(1LL << 53) && (int64_t)b <= (1LL << 53))
+        return of_d((double)(int64_t)b);
+    if (op == FO_CVTQS && (int64_t)b >= -(1LL << 24) && (int64_t)b <= (1LL << 24))
+        return fp_s_to_reg(of_f((float)(int64_t)b));
+    if (cmp && ((a >> 52) & 0x7ff) - 1 < 0x7fe && ((b >> 52) & 0x7ff) - 1 < 0x7fe) {
+        double x = d_of(a), y = d_of(b);
+        bool res = op == FO_CMPTEQ ? x == y : op == FO_CMPTLT ? x < y : op == FO_CMPTLE ? x <= y : false;
+        return res ? 0x4000000000000000ULL : 0;
+    }
     if (op == FO_CVTQS || op == FO_CVTQT || op == FO_CVTQL)
         goto ints;
     if (!s) {
