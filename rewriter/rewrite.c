@@ -120,6 +120,19 @@ static void analyse(rw_ctx *cx)
         else if (f->flags & CFG_PF_MISSING)
             rw_rigid(cx, f, RW_PIN_INDIRECT, "%s", f->why);
     }
+    /* Data relocations inside a procedure mean data in its code, which
+     * would move with it and whose users we do not know. */
+    const cfg_relocs *rs = &cx->prog->relocs;
+    for (size_t i = 0; i < rs->n; i++) {
+        uint32_t t = rs->r[i].type;
+        if (t != R_ALPHA_REFQUAD && t != R_ALPHA_REFLONG && t != R_ALPHA_GPREL32 &&
+            t != R_ALPHA_SREL32 && t != R_ALPHA_SREL64)
+            continue;
+        const cfg_proc *f = rw_proc_of(cx, rs->r[i].where);
+        if (f)
+            rw_pin(cx, f, RW_PIN_BADCODE, "%s data at 0x%llx", image_reloc_name(t),
+                   (unsigned long long)rs->r[i].where);
+    }
 }
 
 static void ctx_free(rw_ctx *cx)
