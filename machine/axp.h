@@ -58,6 +58,7 @@ typedef struct pte {
 typedef struct tlbent {
     uint64_t rtag, wtag;
     intptr_t add;        /* host address = add + ea */
+    uint64_t pad;        /* 32 bytes: the index is one shift */
 } tlbent;
 #define TLB_BITS 10
 #define TLB_N    (1u << TLB_BITS)
