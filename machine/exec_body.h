@@ -17,6 +17,7 @@ static void EXEC_INNER(thread *t, int64_t budget)
 #define XL1(h, n) [H_##h] = &&L_##h - &&L_NOP,
     static const int32_t OFF[H_COUNT] = {
         [H_NOP] = 0, [H_ILL] = &&L_ILL - &&L_NOP, [H_SEQEND] = &&L_SEQEND - &&L_NOP,
+        [H_LDI] = &&L_LDI - &&L_NOP, [H_MOV] = &&L_MOV - &&L_NOP,
         OPR_OPS(XL2) ONE_OPS(XL1)
     };
 #undef XL1
@@ -207,6 +208,8 @@ enter:
     /* ---- memory ----------------------------------------------------- */
 #define EA (R[d->b] + (uint64_t)(int64_t)d->imm)
     L_lda: R[d->c] = EA; NEXT;
+    L_LDI: R[d->c] = (uint64_t)(int64_t)d->imm; NEXT;
+    L_MOV: R[d->c] = R[d->b]; NEXT;
     L_ldah: R[d->c] = EA; NEXT;
     L_ldbu: R[d->c] = LOAD(ld8, 1, EA); NEXT;
     L_ldwu: R[d->c] = LOAD(ld16, 2, EA); NEXT;

@@ -71,6 +71,7 @@
 #define OPS_ENUM1(h, n) H_##h,
 enum {
     H_NOP, H_ILL, H_SEQEND,   /* SEQEND: sentinel after a block that falls through */
+    H_LDI, H_MOV,             /* lda/bis with r31: load a constant, copy a register */
     OPR_OPS(OPS_ENUM2)
     ONE_OPS(OPS_ENUM1)
     H_COUNT

@@ -161,6 +161,11 @@ static void predecode(const alpha_insn *in, dinsn *d, uint8_t *exit)
     }
     if (d->h == H_ILL)
         *exit = BX_ILL;
+    /* the commonest idioms skip reading r31: li and mov */
+    if ((d->h == H_lda || d->h == H_ldah || d->h == H_bis_i) && (d->h == H_bis_i ? d->a : d->b) == 31)
+        d->h = H_LDI;
+    else if (d->h == H_bis && d->a == 31)
+        d->h = H_MOV;
     d->off = exec_handler_offsets[d->h];
 }
 
