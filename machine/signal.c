@@ -344,8 +344,10 @@ static void fatal_message(thread *t, int sig)
         for (char *c = insn; *c; c++)
             if (*c == '\t')
                 *c = ' ';
+    } else if (t->fault_pc == t->fault_addr) {
+        snprintf(insn, sizeof insn, "fetch: not executable");
     } else {
-        snprintf(insn, sizeof insn, "no instruction: not executable");
+        snprintf(insn, sizeof insn, "in a system call");
     }
     mlog(m, "pid %d (%s): %s (%s) at pc 0x%" PRIx64 " [%s], address 0x%" PRIx64,
          t->p->pid, t->p->exe ? t->p->exe : "?", sig_name(sig), sig_desc(sig),
