@@ -153,7 +153,7 @@ SYS(rt_sigsuspend)
 {
     if (a[1] != 8)
         return -A_EINVAL;
-    uint64_t mask;
+    uint64_t mask = 0;
     if (t->wkind != W_SIGNAL && mem_read(t->mm, a[0], &mask, 8))
         return -A_EFAULT;
     return suspend(t, mask);
