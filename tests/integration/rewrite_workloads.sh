@@ -7,7 +7,7 @@
 # binaries): lua scripts, zstd round trip, speedtest1 --size 5 --verify,
 # dash.  zstd's playTests.sh (about 2 minutes under qemu) runs for the plans
 # in CPO_PLAYTESTS (default: seed 1, the most demanding; "all" for every
-# plan).
+# plan).  The plans run under qemu CPO_JOBS at a time (default 2).
 # Static builds, which qemu-alpha 7.2 cannot start, are rewritten and
 # verified for every plan, and run on axp for the identity plan and the
 # first seed (the same checks, when the original passes them on axp).
@@ -125,14 +125,21 @@ for plan in identity $SEEDS; do
   [ $run_qemu = 1 ] || continue
   quick=1
   case " $PLAYTESTS " in *" $plan "*|*" all "*) quick=0 ;; esac
+  # The runs under qemu are independent: CPO_JOBS of them at a time.
+  while [ "$(jobs -rp | wc -l)" -ge "${CPO_JOBS:-2}" ]; do wait -n; done
+  (CPO_QUICK=$quick BUILD=$tmp/$plan bash tests/integration/workloads_qemu.sh >"$tmp/$plan.qemu" 2>&1
+   echo $? >"$tmp/$plan.rc") &
+done
+wait
+for plan in identity $SEEDS; do
+  [ -f "$tmp/$plan.rc" ] || continue
   echo "== plan $plan under qemu"
-  if CPO_QUICK=$quick BUILD=$tmp/$plan bash tests/integration/workloads_qemu.sh >"$tmp/$plan.qemu" 2>&1; then
+  if [ "$(cat "$tmp/$plan.rc")" = 0 ]; then
     passed=$((passed + 1))
     grep -E '^(ok|skip)' "$tmp/$plan.qemu" | sed 's/^/   /'
   else
     fail "plan $plan: workloads under qemu"; cat "$tmp/$plan.qemu"
   fi
-  rm -rf "$tmp/$plan"
 done
 echo "rewritten workloads: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
