@@ -114,6 +114,7 @@ bool rw_patch_symbols(rw_ctx *cx, uint16_t text_shndx);
 bool rw_patch_dynamic(rw_ctx *cx);
 bool rw_build_addrmap(rw_ctx *cx);
 void rw_trap_old_code(rw_ctx *cx);
+bool rw_new_build_id(rw_ctx *cx);   /* a build-id of its own */
 
 /* ehframe.c */
 bool rw_eh_analyse(rw_ctx *cx);     /* pins what cannot be regenerated */

@@ -263,3 +263,49 @@ void rw_trap_old_code(rw_ctx *cx)
         }
     }
 }
+
+/* FNV-1a, 64 bits, from a seed: enough to make a build-id nobody else has. */
+static uint64_t fnv(uint64_t h, const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* The new image is another build: profiles are keyed by build-id, and
+ * samples of the new code must not be merged with the original's.  The new
+ * id (same length) is derived from the original's, the new code and the
+ * mode; the address map keeps the original's. */
+bool rw_new_build_id(rw_ctx *cx)
+{
+    const image *img = cx->img;
+    for (size_t i = 1; i < img->nsections; i++) {
+        const image_section *s = &img->sections[i];
+        if (s->type != SHT_NOTE || !s->data || s->offset + s->size > cx->out_size)
+            continue;
+        uint64_t al = s->align == 8 ? 8 : 4, off = 0;
+        while (s->size - off >= 12) {
+            uint8_t *p = cx->out + s->offset + off;
+            uint64_t nsz = rw_le32(p), dsz = rw_le32(p + 4);
+            uint64_t nal = (nsz + al - 1) & ~(al - 1), dal = (dsz + al - 1) & ~(al - 1);
+            if (nal > s->size - off - 12 || dsz > s->size - off - 12 - nal)
+                break;
+            if (rw_le32(p + 8) == NT_GNU_BUILD_ID && nsz == 4 && !memcmp(p + 12, "GNU", 4)) {
+                uint8_t *id = p + 12 + nal, mode = cx->opt->check;
+                for (uint64_t k = 0; k < dsz; k += 8) {
+                    uint64_t h = fnv(0xcbf29ce484222325ull ^ (k * 0x9e3779b97f4a7c15ull), id, dsz);
+                    h = fnv(h, cx->text, cx->text_size);
+                    h = fnv(h, cx->eh, cx->eh_size);
+                    h = fnv(h, &mode, 1);
+                    for (uint64_t b = 0; b < 8 && k + b < dsz; b++)
+                        id[k + b] = (uint8_t)(h >> (8 * b));
+                }
+                return true;
+            }
+            if (dal > s->size - off - 12 - nal)
+                break;
+            off += 12 + nal + dal;
+        }
+    }
+    return true;
+}

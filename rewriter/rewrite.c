@@ -222,7 +222,8 @@ bool rw_rewrite(const image *img, const cfg_program *prog, const plan *pl,
         }
     }
     ok = ok && rw_eh_build(cx) && rw_patch_dynamic(cx) &&
-         rw_patch_symbols(cx, (uint16_t)img->nsections) && rw_build_addrmap(cx);
+         rw_patch_symbols(cx, (uint16_t)img->nsections) && rw_build_addrmap(cx) &&
+         rw_new_build_id(cx);
     if (ok) {
         if (rw_moved(cx, img->entry)) {
             Elf64_Ehdr eh;

@@ -310,9 +310,14 @@ static void verify_clean(const char *name, const char *out)
     cr_assert_eq(rw_verify_failures(&st), 0, "%s: %zu mismatches", out, rw_verify_failures(&st));
     cr_assert_gt(st.code, 100);
     cr_assert_gt(st.rows, 0);
-    /* Every new code address maps back to code of the original. */
+    /* A build of its own; the map names the original. */
     addrmap m;
     cr_assert(addrmap_read(neu, &m, err, sizeof err), "%s", err);
+    cr_assert_eq(neu->build_id_len, orig->build_id_len);
+    cr_assert(memcmp(neu->build_id, orig->build_id, orig->build_id_len), "build-id unchanged");
+    cr_assert_eq(m.build_id_len, orig->build_id_len);
+    cr_assert(!memcmp(m.build_id, orig->build_id, orig->build_id_len));
+    /* Every new code address maps back to code of the original. */
     const image_section *t = image_section_by_name(neu, ".cpo.text");
     cr_assert_not_null(t);
     for (uint64_t a = t->addr; a < t->addr + t->size; a += 4) {
