@@ -149,6 +149,68 @@ static void ctx_free(rw_ctx *cx)
     addrmap_free(&cx->am);
 }
 
+/* Everything that does not depend on the layout: the image can be
+ * rewritten at all, the plan fits its CFG, which procedures cannot move
+ * freely.  The caller frees cx either way. */
+static bool ctx_init(rw_ctx *cx)
+{
+    const image *img = cx->img;
+    image_error ie;
+    if (img->type != ET_EXEC) {
+        snprintf(cx->err, cx->errlen, "%s: not an executable (ET_EXEC): shared objects and PIE are not supported",
+                 img->path);
+        return false;
+    }
+    if (!image_require_relocs(img, &ie)) {
+        snprintf(cx->err, cx->errlen, "%s", ie.msg);
+        return false;
+    }
+    if (image_section_by_name(img, ADDRMAP_SECTION)) {
+        snprintf(cx->err, cx->errlen, "%s: already rewritten (it has %s): rewrite the original image",
+                 img->path, ADDRMAP_SECTION);
+        return false;
+    }
+    if (!img->has_gp) {
+        snprintf(cx->err, cx->errlen, "%s: no GP value found", img->path);
+        return false;
+    }
+    if (image_gp_count(img) > 1) {
+        snprintf(cx->err, cx->errlen, "%s: the linker made %zu GOTs (several GP values): not supported",
+                 img->path, image_gp_count(img));
+        return false;
+    }
+    cx->procs = calloc(cx->prog->nprocs ? cx->prog->nprocs : 1, sizeof *cx->procs);
+    cx->inverts = malloc((cx->pl->ninverts ? cx->pl->ninverts : 1) * sizeof *cx->inverts);
+    cx->code_lo = UINT64_MAX;
+    for (size_t i = 0; i < cx->prog->ncode; i++) {
+        if (cx->prog->code[i]->addr < cx->code_lo)
+            cx->code_lo = cx->prog->code[i]->addr;
+        if (cx->prog->code[i]->addr + cx->prog->code[i]->size > cx->code_hi)
+            cx->code_hi = cx->prog->code[i]->addr + cx->prog->code[i]->size;
+    }
+    cx->code_lo &= ~(uint64_t)3;
+    cx->code_hi = (cx->code_hi + 3) & ~(uint64_t)3;
+    cx->map = calloc((cx->code_hi - cx->code_lo) / 4 + 1, sizeof *cx->map);
+    if (!cx->procs || !cx->inverts || !cx->map)
+        return rw_fail(cx, "out of memory");
+    cx->old_eh = image_section_by_name(img, ".eh_frame");
+    cx->old_ehhdr = image_section_by_name(img, ".eh_frame_hdr");
+    analyse(cx);
+    return rw_check_plan(cx) && rw_eh_analyse(cx);
+}
+
+bool rw_plan_check(const image *img, const cfg_program *prog, const plan *pl,
+                   char *err, size_t errlen)
+{
+    rw_stats st;
+    rw_options opt = { 0 };
+    rw_ctx c = { .img = img, .prog = prog, .pl = pl, .opt = &opt, .st = &st,
+                 .err = err, .errlen = errlen };
+    bool ok = ctx_init(&c);
+    ctx_free(&c);
+    return ok;
+}
+
 bool rw_rewrite(const image *img, const cfg_program *prog, const plan *pl,
                 const rw_options *opt, const char *outpath, rw_stats *st,
                 char *err, size_t errlen)
@@ -157,50 +219,7 @@ bool rw_rewrite(const image *img, const cfg_program *prog, const plan *pl,
                  .err = err, .errlen = errlen };
     rw_ctx *cx = &c;
     memset(st, 0, sizeof *st);
-    image_error ie;
-    if (img->type != ET_EXEC) {
-        snprintf(err, errlen, "%s: not an executable (ET_EXEC): shared objects and PIE are not supported",
-                 img->path);
-        return false;
-    }
-    if (!image_require_relocs(img, &ie)) {
-        snprintf(err, errlen, "%s", ie.msg);
-        return false;
-    }
-    if (image_section_by_name(img, ADDRMAP_SECTION)) {
-        snprintf(err, errlen, "%s: already rewritten (it has %s): rewrite the original image",
-                 img->path, ADDRMAP_SECTION);
-        return false;
-    }
-    if (!img->has_gp) {
-        snprintf(err, errlen, "%s: no GP value found", img->path);
-        return false;
-    }
-    if (image_gp_count(img) > 1) {
-        snprintf(err, errlen, "%s: the linker made %zu GOTs (several GP values): not supported",
-                 img->path, image_gp_count(img));
-        return false;
-    }
-    cx->procs = calloc(prog->nprocs ? prog->nprocs : 1, sizeof *cx->procs);
-    cx->inverts = malloc((pl->ninverts ? pl->ninverts : 1) * sizeof *cx->inverts);
-    cx->code_lo = UINT64_MAX;
-    for (size_t i = 0; i < prog->ncode; i++) {
-        if (prog->code[i]->addr < cx->code_lo)
-            cx->code_lo = prog->code[i]->addr;
-        if (prog->code[i]->addr + prog->code[i]->size > cx->code_hi)
-            cx->code_hi = prog->code[i]->addr + prog->code[i]->size;
-    }
-    cx->code_lo &= ~(uint64_t)3;
-    cx->code_hi = (cx->code_hi + 3) & ~(uint64_t)3;
-    cx->map = calloc((cx->code_hi - cx->code_lo) / 4 + 1, sizeof *cx->map);
-    if (!cx->procs || !cx->inverts || !cx->map) {
-        ctx_free(cx);
-        return rw_fail(cx, "out of memory");
-    }
-    cx->old_eh = image_section_by_name(img, ".eh_frame");
-    cx->old_ehhdr = image_section_by_name(img, ".eh_frame_hdr");
-    analyse(cx);
-    bool ok = rw_check_plan(cx) && rw_eh_analyse(cx) && rw_elf_plan(cx);
+    bool ok = ctx_init(cx) && rw_elf_plan(cx);
     size_t rounds = 0;
     while (ok) {
         rounds++;

@@ -63,6 +63,11 @@ bool rw_rewrite(const image *img, const cfg_program *prog, const plan *pl,
                 const rw_options *opt, const char *outpath, rw_stats *st,
                 char *err, size_t errlen);
 
+/* Would rw_rewrite accept pl for img?  The checks against the CFG only, no
+ * layout and no output: for optimizers and their tests. */
+bool rw_plan_check(const image *img, const cfg_program *prog, const plan *pl,
+                   char *err, size_t errlen);
+
 /* Plans made by the rewriter itself (rewriter/plangen.c), for testing:
  * the original order (all code moved), and random valid plans. */
 bool plan_identity(const cfg_program *prog, plan *pl);

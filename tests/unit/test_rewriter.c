@@ -573,3 +573,24 @@ Test(rewrite, survives_damaged_images)
     free(orig);
     free(b);
 }
+
+Test(rewrite, plan_check_without_writing)
+{
+    char in[512];
+    program_path("alu-dyn", in, sizeof in);
+    image_error ie;
+    image *img = image_open(in, &ie);
+    char err[512];
+    cfg_program *p = cfg_build(img, err, sizeof err);
+    plan pl;
+    cr_assert(plan_random(p, 9, &pl));
+    cr_assert(rw_plan_check(img, p, &pl, err, sizeof err), "%s", err);
+    plan_free(&pl);
+    const char bad[] = "cpo-layout 1\nproc 0x120000004\n";
+    cr_assert(plan_parse(bad, sizeof bad - 1, "bad", &pl, err, sizeof err));
+    cr_assert(!rw_plan_check(img, p, &pl, err, sizeof err));
+    cr_assert(strstr(err, "bad:2:"), "%s", err);
+    plan_free(&pl);
+    cfg_free(p);
+    image_close(img);
+}
