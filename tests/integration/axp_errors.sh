@@ -7,8 +7,9 @@
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
-AXP=$PWD/$BUILD/bin/axp
-OUT=$PWD/$BUILD/programs
+case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
+AXP=$BUILD/bin/axp
+OUT=$BUILD/programs
 CC=${ALPHA_CC:-alpha-linux-gnu-gcc}
 
 [ -x "$AXP" ] || { echo "$AXP missing: run make"; exit 77; }

@@ -7,8 +7,9 @@
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
-AXP=$PWD/$BUILD/bin/axp
-OUT=$PWD/$BUILD/programs
+case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
+AXP=$BUILD/bin/axp
+OUT=$BUILD/programs
 SRC=$PWD/tests/programs
 
 [ -x "$AXP" ] || { echo "$AXP missing: run make"; exit 77; }
