@@ -22,6 +22,7 @@
 #include "cfg/internal.h"
 #include "rewriter/ehframe.h"
 #include "rewriter/internal.h"
+#include "rewriter/lsda.h"
 
 /* ---- reading ------------------------------------------------------------ */
 
@@ -312,9 +313,19 @@ bool rw_eh_analyse(rw_ctx *cx)
         if (!f->range)
             continue;
         if (f->lsda) {
-            snprintf(what, sizeof what, "FDE at 0x%llx has an LSDA",
-                     (unsigned long long)(e->addr + f->off));
-            keep_shape(cx, f->begin, f->begin + f->range, RW_PIN_LSDA, what);
+            /* Rewritable when it covers one procedure and we can read it. */
+            const cfg_proc *p = cfg_proc_at(cx->prog, f->begin);
+            char lerr[160];
+            if (!cx->lsdas && !(cx->lsdas = calloc(e->nfde, sizeof *cx->lsdas)))
+                return rw_fail(cx, "out of memory");
+            if (!p || f->begin + f->range > p->end) {
+                snprintf(what, sizeof what, "FDE at 0x%llx with an LSDA spans procedures",
+                         (unsigned long long)(e->addr + f->off));
+                keep_shape(cx, f->begin, f->begin + f->range, RW_PIN_LSDA, what);
+            } else if (!lsda_read(cx->img, f->lsda, f->begin, &cx->lsdas[i], lerr, sizeof lerr)) {
+                snprintf(what, sizeof what, "%s", lerr);
+                keep_shape(cx, f->begin, f->begin + f->range, RW_PIN_LSDA, what);
+            }
         }
         cfi_row cur = c->init;
         rows.n = 0;
@@ -333,6 +344,10 @@ void rw_eh_free(rw_ctx *cx)
 {
     if (!cx->ehs)
         return;
+    for (size_t i = 0; cx->lsdas && i < cx->ehs->nfde; i++)
+        lsda_free(&cx->lsdas[i]);
+    free(cx->lsdas);
+    cx->lsdas = NULL;
     rw_eh_release(cx->ehs);
     cx->ehs = NULL;
 }
@@ -343,12 +358,23 @@ typedef struct hdr_ent {
     uint64_t loc, fde;
 } hdr_ent;
 
+typedef struct fixup {
+    size_t field;                /* LSDA pointer's offset in the new .eh_frame */
+    size_t target;               /* the new LSDA's offset in gxt */
+    uint8_t enc;
+} fixup;
+
 typedef struct builder {
     rw_ctx *cx;
     struct rw_eh *e;
     cfi_out o;                   /* the new .eh_frame */
     hdr_ent *tab;
     size_t ntab, captab;
+    cfi_out gxt;                 /* new LSDAs */
+    fixup *fix;
+    size_t nfix, capfix;
+    lsda_site *sites;            /* scratch */
+    size_t capsites;
 } builder;
 
 static bool tab_add(builder *b, uint64_t loc, uint64_t fde)
@@ -395,7 +421,8 @@ static bool emit_cies(builder *b)
 }
 
 /* Header of an FDE: length (patched later), CIE pointer, range, aug data. */
-static size_t fde_head(builder *b, const eh_fde *f, uint64_t begin, uint64_t range, size_t *lenpos)
+static size_t fde_head(builder *b, const eh_fde *f, uint64_t begin, uint64_t range, size_t *lenpos,
+                       size_t *augpos)
 {
     const eh_cie *c = &b->e->cie[f->cie];
     uint8_t z[8] = { 0 };
@@ -414,9 +441,11 @@ static size_t fde_head(builder *b, const eh_fde *f, uint64_t begin, uint64_t ran
     if (!put_ptr(b->o.b + bp, c->ci.fde_enc, begin, b->cx->eh_addr + bp) ||
         !put_ptr(b->o.b + bp + n, c->ci.fde_enc & 0x0f, range, 0))
         return SIZE_MAX;
+    *augpos = SIZE_MAX;
     if (c->z) {
         cfi_uleb(&b->o, f->aug_len);
         size_t ap = b->o.n;
+        *augpos = ap;
         cfi_put(&b->o, b->e->d + f->aug_off, f->aug_len);
         if (f->lsda_off && !b->o.oom) {
             /* Moved code has no LSDA (it would have been pinned); a copied
@@ -439,8 +468,8 @@ static bool fde_done(builder *b, size_t lenpos)
 
 static bool copy_fde(builder *b, const eh_fde *f, uint64_t begin)
 {
-    size_t lenpos;
-    size_t at = fde_head(b, f, begin, f->range, &lenpos);
+    size_t lenpos, augpos;
+    size_t at = fde_head(b, f, begin, f->range, &lenpos, &augpos);
     if (at == SIZE_MAX)
         return rw_fail(b->cx, "%s: .eh_frame: FDE at 0x%zx cannot be placed", b->cx->img->path, f->off);
     cfi_put(&b->o, b->e->d + f->prog_off, f->prog_len);
@@ -452,14 +481,59 @@ static bool copy_fde(builder *b, const eh_fde *f, uint64_t begin)
  * must have. */
 typedef struct unit {
     uint64_t addr, old;
+    bool code;                   /* an original instruction (not padding, not an added br) */
 } unit;
+
+/* A new LSDA for the piece u[0..n), written to b->gxt; its place is
+ * patched into the FDE's augmentation at augpos once gxt has an address. */
+static bool piece_lsda(builder *b, const eh_fde *f, const lsda *l, const unit *u, size_t n,
+                       size_t augpos)
+{
+    rw_ctx *cx = b->cx;
+    const eh_cie *c = &b->e->cie[f->cie];
+    size_t ns = 0;
+    for (size_t i = 0; i < n; i++) {
+        const lsda_site *s = u[i].code ? lsda_at(l, u[i].old) : NULL;
+        if (!s)
+            continue;
+        uint64_t lp = s->lp ? rw_map(cx, s->lp) : 0;
+        if (ns && b->sites[ns - 1].end == u[i].addr && b->sites[ns - 1].lp == lp &&
+            b->sites[ns - 1].action == s->action) {
+            b->sites[ns - 1].end += 4;
+            continue;
+        }
+        if (ns == b->capsites) {
+            b->capsites = b->capsites ? 2 * b->capsites : 64;
+            lsda_site *t = realloc(b->sites, b->capsites * sizeof *t);
+            if (!t)
+                return rw_fail(cx, "out of memory");
+            b->sites = t;
+        }
+        b->sites[ns++] = (lsda_site){ u[i].addr, u[i].addr + 4, lp, s->action };
+    }
+    if (augpos == SIZE_MAX || !enc_size(c->lsda_enc))
+        return rw_fail(cx, "%s: .eh_frame: FDE at 0x%zx: no room for its LSDA pointer",
+                       cx->img->path, f->off);
+    if (b->nfix == b->capfix) {
+        b->capfix = b->capfix ? 2 * b->capfix : 64;
+        fixup *t = realloc(b->fix, b->capfix * sizeof *t);
+        if (!t)
+            return rw_fail(cx, "out of memory");
+        b->fix = t;
+    }
+    while (b->gxt.n % 4)
+        cfi_put(&b->gxt, "", 1);
+    b->fix[b->nfix++] = (fixup){ augpos, b->gxt.n, c->lsda_enc };
+    lsda_write(&b->gxt, u[0].addr, b->sites, ns, l->actions, l->actions_len);
+    return !b->gxt.oom || rw_fail(cx, "out of memory");
+}
 
 static bool emit_piece(builder *b, const eh_fde *f, const cfi_rows *rows, const unit *u, size_t n,
                        uint64_t end)
 {
     const eh_cie *c = &b->e->cie[f->cie];
-    size_t lenpos;
-    size_t at = fde_head(b, f, u[0].addr, end - u[0].addr, &lenpos);
+    size_t lenpos, augpos;
+    size_t at = fde_head(b, f, u[0].addr, end - u[0].addr, &lenpos, &augpos);
     if (at == SIZE_MAX)
         return rw_fail(b->cx, "%s: .eh_frame: new FDE for 0x%llx cannot be placed",
                        b->cx->img->path, (unsigned long long)u[0].addr);
@@ -478,6 +552,9 @@ static bool emit_piece(builder *b, const eh_fde *f, const cfi_rows *rows, const 
         cur.loc = loc;
     }
     b->cx->st->fdes_new++;
+    const lsda *l = b->cx->lsdas ? &b->cx->lsdas[f - b->e->fde] : NULL;
+    if (f->lsda && l && l->nsites && !piece_lsda(b, f, l, u, n, augpos))
+        return false;
     return fde_done(b, lenpos) && tab_add(b, u[0].addr, b->cx->eh_addr + at);
 }
 
@@ -532,7 +609,7 @@ static bool rebuild_fde(builder *b, const eh_fde *f, unit **ubuf, size_t *ucap)
             if (!n || !(ok = grow_units(cx, ubuf, ucap, n)))
                 continue;
             for (size_t k = 0; k < n; k++)
-                (*ubuf)[k] = (unit){ s + 4 * k, s + 4 * k };
+                (*ubuf)[k] = (unit){ s + 4 * k, s + 4 * k, true };
             ok = emit_piece(b, f, &rows, *ubuf, n, e);
             continue;
         }
@@ -558,13 +635,13 @@ static bool rebuild_fde(builder *b, const eh_fde *f, unit **ubuf, size_t *ucap)
                 unit *u = *ubuf;
                 /* Padding before a piece belongs to nothing that runs. */
                 for (uint32_t k = 0; n && k < it->pad; k += 4)
-                    u[n++] = (unit){ it->addr - it->pad + k, bl->start };
+                    u[n++] = (unit){ it->addr - it->pad + k, bl->start, false };
                 uint32_t body = (uint32_t)(bl->end - bl->start) - (it->drop ? 4 : 0);
                 for (uint32_t k = 0; k < body; k += 4)
-                    u[n++] = (unit){ it->addr + k, bl->start + k };
+                    u[n++] = (unit){ it->addr + k, bl->start + k, true };
                 if (it->addbr) {
                     uint64_t o = it->brto >= lo && it->brto < hi ? it->brto : bl->end - 4;
-                    u[n++] = (unit){ it->addr + body, o };
+                    u[n++] = (unit){ it->addr + body, o, false };
                 }
                 next = it->addr + it->size;
             }
@@ -619,9 +696,14 @@ bool rw_eh_build(rw_ctx *cx)
     cfi_put(&b.o, term, 4);
     if (ok && b.o.oom)
         ok = rw_fail(cx, "out of memory");
+    if (ok && b.gxt.oom)
+        ok = rw_fail(cx, "out of memory");
+    free(b.sites);
     if (!ok) {
         free(b.o.b);
         free(b.tab);
+        free(b.gxt.b);
+        free(b.fix);
         return false;
     }
     cx->eh = b.o.b;
@@ -649,5 +731,16 @@ bool rw_eh_build(rw_ctx *cx)
         rw_put32(h + 16 + 8 * i, (uint32_t)(b.tab[i].fde - cx->ehhdr_addr));
     }
     free(b.tab);
+    /* The new call-site tables follow, and the FDEs learn where they are. */
+    cx->gxt = b.gxt.b;
+    cx->gxt_size = b.gxt.n;
+    cx->gxt_addr = (cx->ehhdr_addr + cx->ehhdr_size + 7) & ~(uint64_t)7;
+    for (size_t i = 0; i < b.nfix; i++)
+        if (!put_ptr(cx->eh + b.fix[i].field, b.fix[i].enc, cx->gxt_addr + b.fix[i].target,
+                     cx->eh_addr + b.fix[i].field)) {
+            free(b.fix);
+            return rw_fail(cx, "%s: .eh_frame: new LSDA out of reach", cx->img->path);
+        }
+    free(b.fix);
     return true;
 }

@@ -134,11 +134,13 @@ bool rw_elf_write(rw_ctx *cx, const char *path)
     uint64_t seg_end = cx->text_addr + cx->text_size;
     if (cx->eh)
         seg_end = cx->ehhdr_addr + cx->ehhdr_size;
+    if (cx->gxt_size)
+        seg_end = cx->gxt_addr + cx->gxt_size;
     uint64_t segsz = seg_end - cx->seg_addr;
     cx->st->seg_size = segsz;
 
     Elf64_Phdr *ph = calloc(cx->phnum, sizeof *ph);
-    Elf64_Shdr *sh = calloc(nsec + 4, sizeof *sh);
+    Elf64_Shdr *sh = calloc(nsec + 5, sizeof *sh);
     strtab names = { 0 };
     uint8_t *note = NULL, *amap = NULL;
     int fd = -1;
@@ -212,6 +214,10 @@ bool rw_elf_write(rw_ctx *cx, const char *path)
                                  cx->ehhdr_addr, cx->seg_off + (cx->ehhdr_addr - cx->seg_addr),
                                  cx->ehhdr_size, 0, 0, 4, 0 };
     }
+    if (cx->gxt_size)
+        sh[ns++] = (Elf64_Shdr){ str_add(&names, ".cpo.gcc_except_table"), SHT_PROGBITS, SHF_ALLOC,
+                                 cx->gxt_addr, cx->seg_off + (cx->gxt_addr - cx->seg_addr),
+                                 cx->gxt_size, 0, 0, 8, 0 };
     /* The address map, as one note. */
     size_t amsz;
     amap = addrmap_encode(&cx->am, &amsz);
@@ -267,6 +273,8 @@ bool rw_elf_write(rw_ctx *cx, const char *path)
     if (w && cx->eh)
         w = pwrite_all(fd, cx->eh, cx->eh_size, cx->seg_off + (cx->eh_addr - cx->seg_addr)) &&
             pwrite_all(fd, cx->ehhdr, cx->ehhdr_size, cx->seg_off + (cx->ehhdr_addr - cx->seg_addr));
+    if (w && cx->gxt_size)
+        w = pwrite_all(fd, cx->gxt, cx->gxt_size, cx->seg_off + (cx->gxt_addr - cx->seg_addr));
     for (size_t i = 1; w && i < nsec; i++)
         if (sh[i].sh_offset != oshdr[i].sh_offset && i != eh.e_shstrndx)
             w = pwrite_all(fd, cx->out + oshdr[i].sh_offset, sh[i].sh_size, sh[i].sh_offset);

@@ -145,6 +145,7 @@ static void ctx_free(rw_ctx *cx)
     free(cx->text);
     free(cx->eh);
     free(cx->ehhdr);
+    free(cx->gxt);
     free(cx->out);
     addrmap_free(&cx->am);
 }

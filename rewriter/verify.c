@@ -19,6 +19,7 @@
 #include "cfg/internal.h"
 #include "rewriter/ehframe.h"
 #include "rewriter/internal.h"
+#include "rewriter/lsda.h"
 #include "rewriter/verify.h"
 
 #define REPORT_MAX 20
@@ -226,18 +227,25 @@ static void check_pointers(vctx *v)
 /* ---- unwind rows ---------------------------------------------------------- */
 
 typedef struct fdeidx {
+    const image *img;
     struct rw_eh *e;
     size_t n;
     uint64_t *lo, *hi;
     size_t *fde;
     cfi_rows *rows;              /* computed on demand */
     bool *done, *bad;
+    lsda *lsdas;                 /* read on demand */
+    uint8_t *lsda_state;         /* 0 unread, 1 read, 2 none or unreadable */
 } fdeidx;
 
 static void idx_free(fdeidx *x)
 {
     for (size_t i = 0; x->rows && i < x->n; i++)
         free(x->rows[i].row);
+    for (size_t i = 0; x->lsdas && i < x->n; i++)
+        lsda_free(&x->lsdas[i]);
+    free(x->lsdas);
+    free(x->lsda_state);
     free(x->lo);
     free(x->hi);
     free(x->fde);
@@ -251,6 +259,7 @@ static void idx_free(fdeidx *x)
 static bool idx_build(fdeidx *x, const image *img, char *err, size_t errlen)
 {
     memset(x, 0, sizeof *x);
+    x->img = img;
     const image_section *s = image_section_by_name(img, ".eh_frame");
     if (!s || !s->data)
         return true;
@@ -269,7 +278,9 @@ static bool idx_build(fdeidx *x, const image *img, char *err, size_t errlen)
     x->rows = calloc(n + 1, sizeof *x->rows);
     x->done = calloc(n + 1, 1);
     x->bad = calloc(n + 1, 1);
-    if (!x->lo || !x->hi || !x->fde || !x->rows || !x->done || !x->bad)
+    x->lsdas = calloc(n + 1, sizeof *x->lsdas);
+    x->lsda_state = calloc(n + 1, 1);
+    if (!x->lo || !x->hi || !x->fde || !x->rows || !x->done || !x->bad || !x->lsdas || !x->lsda_state)
         return false;
     for (size_t i = 0; i < n; i++) {
         const eh_fde *f = &x->e->fde[i];
@@ -288,6 +299,34 @@ static bool idx_build(fdeidx *x, const image *img, char *err, size_t errlen)
         x->fde[k] = i;
     }
     return true;
+}
+
+/* The FDE covering a, by its position in the index, or SIZE_MAX. */
+static size_t idx_find(const fdeidx *x, uint64_t a)
+{
+    size_t lo = 0, hi = x->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (x->lo[mid] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return !lo || a >= x->hi[lo - 1] ? SIZE_MAX : lo - 1;
+}
+
+/* The call-site table of the FDE covering a (NULL when it has none). */
+static const lsda *idx_lsda(fdeidx *x, uint64_t a)
+{
+    size_t k = idx_find(x, a);
+    if (k == SIZE_MAX)
+        return NULL;
+    if (!x->lsda_state[k]) {
+        const eh_fde *f = &x->e->fde[x->fde[k]];
+        char e[160];
+        x->lsda_state[k] = f->lsda && lsda_read(x->img, f->lsda, f->begin, &x->lsdas[k], e, sizeof e) ? 1 : 2;
+    }
+    return x->lsda_state[k] == 1 ? &x->lsdas[k] : NULL;
 }
 
 static const cfi_row *idx_row(fdeidx *x, uint64_t a)
@@ -325,6 +364,16 @@ static void check_unwind(vctx *v, const image_section *text, char *err, size_t e
         uint64_t o = addrmap_lookup(&v->am, n, &kind);
         if (kind != AM_CODE)
             continue;
+        /* Exception call sites: same site, landing pad and action. */
+        const lsda *ol = idx_lsda(&on, o), *nl = idx_lsda(&nn, n);
+        const lsda_site *os = ol ? lsda_at(ol, o) : NULL, *ns = nl ? lsda_at(nl, n) : NULL;
+        if (os || ns) {
+            v->st->sites++;
+            if (!os || !ns || ns->action != os->action ||
+                (os->lp ? back(v, ns->lp) != os->lp : ns->lp != 0))
+                bad(v, &v->st->bad_sites, "0x%llx: exception call site differs from that of 0x%llx",
+                    (unsigned long long)n, (unsigned long long)o);
+        }
         const cfi_row *orow = idx_row(&on, o), *nrow = idx_row(&nn, n);
         if (!orow)
             continue;

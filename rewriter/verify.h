@@ -13,12 +13,13 @@
 
 typedef struct rw_verify_stats {
     size_t words, code, added, pads;    /* new code words by kind */
-    size_t branches, gp_pairs, pointers, rows, procs_moved;   /* checked */
+    size_t branches, gp_pairs, pointers, rows, sites, procs_moved;   /* checked */
     size_t unmapped;                    /* new code the map does not cover */
     size_t bad_words;                   /* not the original instruction */
     size_t bad_targets;                 /* branch to the wrong place */
     size_t bad_pointers;                /* a code pointer left stale */
     size_t bad_rows;                    /* unwind rules differ */
+    size_t bad_sites;                   /* exception call sites differ */
 } rw_verify_stats;
 
 /* Check neu (rewritten) against orig.  Mismatches are counted in *st and the
@@ -29,7 +30,8 @@ bool rw_verify(const image *orig, const image *neu, FILE *report, rw_verify_stat
 
 static inline size_t rw_verify_failures(const rw_verify_stats *st)
 {
-    return st->unmapped + st->bad_words + st->bad_targets + st->bad_pointers + st->bad_rows;
+    return st->unmapped + st->bad_words + st->bad_targets + st->bad_pointers + st->bad_rows +
+           st->bad_sites;
 }
 
 #endif

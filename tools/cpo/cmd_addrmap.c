@@ -38,10 +38,11 @@ static int verify(const char *newpath, const char *origpath)
     } else {
         printf("%s: %zu procedures moved; %zu words: %zu code, %zu added branches, %zu padding\n",
                newpath, st.procs_moved, st.words, st.code, st.added, st.pads);
-        printf("checked %zu branches, %zu GP pairs, %zu code pointers, %zu unwind rows\n",
-               st.branches, st.gp_pairs, st.pointers, st.rows);
-        printf("mismatches: %zu unmapped, %zu words, %zu branch targets, %zu pointers, %zu unwind rows\n",
-               st.unmapped, st.bad_words, st.bad_targets, st.bad_pointers, st.bad_rows);
+        printf("checked %zu branches, %zu GP pairs, %zu code pointers, %zu unwind rows, "
+               "%zu exception call sites\n", st.branches, st.gp_pairs, st.pointers, st.rows, st.sites);
+        printf("mismatches: %zu unmapped, %zu words, %zu branch targets, %zu pointers, %zu unwind rows, "
+               "%zu call sites\n", st.unmapped, st.bad_words, st.bad_targets, st.bad_pointers,
+               st.bad_rows, st.bad_sites);
         ok = rw_verify_failures(&st) == 0;
     }
     image_close(neu);
