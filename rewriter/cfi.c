@@ -266,7 +266,7 @@ bool cfi_same(const cfi_row *a, const cfi_row *b)
 
 void cfi_put(cfi_out *o, const void *p, size_t n)
 {
-    if (o->oom)
+    if (o->oom || !n)
         return;
     if (o->n + n > o->cap) {
         size_t cap = (o->cap + n) * 2;
