@@ -132,6 +132,8 @@ int main(int argc, char **argv)
                "; %zu branches added, %zu removed, %zu inverted\n",
                st.old_text, st.new_text, st.seg_addr, st.branches_added, st.branches_removed,
                st.branches_inverted);
+        printf("unwind: %zu FDEs written for moved code, %zu copied; %zu layout rounds\n",
+               st.fdes_new, st.fdes_copied, st.rounds);
         printf("time: %.3f s (analysis %.3f s, rewrite %.3f s)%s\n", t2 - t0, t1 - t0, t2 - t1,
                ro.check ? ", check mode" : "");
     }
