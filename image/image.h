@@ -87,6 +87,7 @@ typedef struct image {
     char *path;
     uint16_t type;                  /* ET_EXEC or ET_DYN */
     uint64_t entry;
+    uint64_t phoff;                 /* file offset of the program headers */
     uint64_t gp;                    /* the GP value (symbol _gp, or derived) */
     bool     has_gp;
     char    *interp;                /* PT_INTERP string, NULL for static */

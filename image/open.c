@@ -369,6 +369,7 @@ static image *open_owned(uint8_t *buf, size_t size, const char *name, image_erro
         } else {
             img->type = eh.e_type;
             img->entry = eh.e_entry;
+            img->phoff = eh.e_phoff;
         }
     }
     ok = ok && read_sections(img, elf, shnum, shstrndx, err) && read_segments(img, elf, phnum, err) &&

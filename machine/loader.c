@@ -178,12 +178,10 @@ static uint64_t phdr_addr(const image *im, uint64_t bias)
     for (size_t i = 0; i < im->nsegments; i++)
         if (im->segments[i].type == PT_PHDR)
             return im->segments[i].vaddr + bias;
-    Elf64_Ehdr eh;
-    memcpy(&eh, im->file, sizeof eh);
     for (size_t i = 0; i < im->nsegments; i++) {
         const image_segment *s = &im->segments[i];
-        if (s->type == PT_LOAD && eh.e_phoff >= s->offset && eh.e_phoff < s->offset + s->filesz)
-            return s->vaddr + (eh.e_phoff - s->offset) + bias;
+        if (s->type == PT_LOAD && im->phoff >= s->offset && im->phoff < s->offset + s->filesz)
+            return s->vaddr + (im->phoff - s->offset) + bias;
     }
     return 0;
 }
