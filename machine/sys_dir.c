@@ -13,45 +13,29 @@
 
 #include "machine/sys.h"
 
-SYS(getdents64)
+/* Both getdents calls return records in the host's own layout: Linux/Alpha's
+ * 305 is the generic linux_dirent (unsigned long d_ino and d_off), not OSF's
+ * dirent, so the host's bytes pass straight through. */
+static long dirents(thread *t, const uint64_t *a, long hostcall)
 {
     gfile *f = fd_get(t->p, (int)a[0]);
     if (!f)
         return -A_EBADF;
     size_t n = a[2] > 65536 ? 65536 : a[2];
     char *buf = malloc(n ? n : 1);
-    long r = syscall(SYS_getdents64, f->host, buf, n);
-    if (r < 0) {
-        free(buf);
-        return -xerrno(errno);
-    }
-    if (r && mem_write(t->mm, a[1], buf, (size_t)r))
+    if (!buf)
+        return -A_ENOMEM;
+    long r = syscall(hostcall, f->host, buf, n);
+    if (r < 0)
+        r = -xerrno(errno);
+    else if (r && mem_write(t->mm, a[1], buf, (size_t)r))
         r = -A_EFAULT;
     free(buf);
     return r;
 }
 
-/* The old getdents: struct { u32 ino; u16 reclen; u16 namlen; char name[]; }
- * (OSF's dirent) is not what Linux/Alpha's 305 uses: that one is the
- * generic linux_dirent with unsigned long d_ino and d_off.  Same as the
- * host's, so pass it through. */
-SYS(getdents)
-{
-    gfile *f = fd_get(t->p, (int)a[0]);
-    if (!f)
-        return -A_EBADF;
-    size_t n = a[2] > 65536 ? 65536 : a[2];
-    char *buf = malloc(n ? n : 1);
-    long r = syscall(SYS_getdents, f->host, buf, n);
-    if (r < 0) {
-        free(buf);
-        return -xerrno(errno);
-    }
-    if (r && mem_write(t->mm, a[1], buf, (size_t)r))
-        r = -A_EFAULT;
-    free(buf);
-    return r;
-}
+SYS(getdents64) { return dirents(t, a, SYS_getdents64); }
+SYS(getdents) { return dirents(t, a, SYS_getdents); }
 
 static long set_cwd(thread *t, int host, char *gpath)
 {
