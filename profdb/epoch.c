@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "profdb/internal.h"
 
@@ -229,7 +230,10 @@ bool profdb_new_epoch(profdb *db, char out[PROFDB_EPOCH_MAX], profdb_error *err)
     return true;
 }
 
-/* No epoch yet, or the marker names one that was deleted: start one. */
+/* No epoch yet, or the marker names one that was deleted: start one.
+ * Writers that find none at the same moment must agree on a single epoch,
+ * or their samples would land in two; so the look and the start happen
+ * under the database's lock, and whoever comes second finds the first's. */
 bool pd_current_or_create(profdb *db, char name[PROFDB_EPOCH_MAX], profdb_error *err)
 {
     profdb_error e;
@@ -240,5 +244,15 @@ bool pd_current_or_create(profdb *db, char name[PROFDB_EPOCH_MAX], profdb_error 
             *err = e;
         return false;
     }
-    return profdb_new_epoch(db, name, err);
+    int fd = pd_lock_dir(db, db->dir, "writers starting the first epoch at once may start two", err);
+    if (fd == -1)
+        return false;
+    bool ok = profdb_current_epoch(db, name, &e);
+    if (!ok && e.code == PROFDB_ENOENT)
+        ok = profdb_new_epoch(db, name, err);
+    else if (!ok && err)
+        *err = e;
+    if (fd >= 0)
+        close(fd);
+    return ok;
 }

@@ -225,3 +225,38 @@ out:
     free(target);
     return ok;
 }
+
+/* An exclusive lock on DIR/.lock, released by closing the descriptor.
+ * Returns the descriptor, -1 on error, or -2 when the filesystem offers no
+ * locks (an NFS mount without a lock service): the caller goes on, after a
+ * warning saying what RISK that leaves. */
+int pd_lock_dir(profdb *db, const char *dir, const char *risk, profdb_error *err)
+{
+    char *path = pd_join(dir, PROFDB_LOCKFILE, NULL, err);
+    if (!path)
+        return -1;
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        pd_fail_sys(err, path, "cannot open lock file");
+        free(path);
+        return -1;
+    }
+    struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+    int r;
+    while ((r = fcntl(fd, F_OFD_SETLKW, &fl)) < 0 && errno == EINTR)
+        ;
+    if (r < 0 && errno == EINVAL)   /* no OFD locks: process locks do here */
+        while ((r = fcntl(fd, F_SETLKW, &fl)) < 0 && errno == EINTR)
+            ;
+    if (r < 0 && (errno == ENOLCK || errno == EOPNOTSUPP)) {
+        pd_warn(db, "%s: cannot lock (%s); %s", path, strerror(errno), risk);
+        close(fd);
+        fd = -2;
+    } else if (r < 0) {
+        pd_fail_sys(err, path, "cannot lock");
+        close(fd);
+        fd = -1;
+    }
+    free(path);
+    return fd;
+}

@@ -52,6 +52,7 @@ bool pd_fsync_dir(const char *dir, profdb_error *err);
 bool pd_mkdir(const char *path, bool sync_parent, profdb_error *err);
 
 /* merge.c / read.c helpers shared with epoch.c */
+int pd_lock_dir(profdb *db, const char *dir, const char *risk, profdb_error *err);
 bool pd_current_or_create(profdb *db, char name[PROFDB_EPOCH_MAX], profdb_error *err);
 
 #endif

@@ -32,41 +32,6 @@ static int cmp_offset(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Returns the lock's descriptor, -2 when the filesystem offers no locks
- * (an NFS mount without a lock service): per-host directories keep hosts
- * apart without it, so the merge goes on. */
-static int lock_dir(profdb *db, const char *dir, profdb_error *err)
-{
-    char *path = pd_join(dir, PROFDB_LOCKFILE, NULL, err);
-    if (!path)
-        return -1;
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        pd_fail_sys(err, path, "cannot open lock file");
-        free(path);
-        return -1;
-    }
-    struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-    int r;
-    while ((r = fcntl(fd, F_OFD_SETLKW, &fl)) < 0 && errno == EINTR)
-        ;
-    if (r < 0 && errno == EINVAL)   /* no OFD locks: process locks do here */
-        while ((r = fcntl(fd, F_SETLKW, &fl)) < 0 && errno == EINTR)
-            ;
-    if (r < 0 && (errno == ENOLCK || errno == EOPNOTSUPP)) {
-        pd_warn(db, "%s: cannot lock (%s); two writers with this host name would "
-                "lose each other's updates", path, strerror(errno));
-        close(fd);
-        fd = -2;
-    } else if (r < 0) {
-        pd_fail_sys(err, path, "cannot lock");
-        close(fd);
-        fd = -1;
-    }
-    free(path);
-    return fd;
-}
-
 static void remove_stale_temps(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -289,7 +254,7 @@ size_t profdb_merge(profdb *db, const profdb_input *in, size_t n, profdb_error *
             char esc[3 * PROFDB_MAX_NAME + 1];
             pd_escape(host, true, esc, sizeof esc);
             hostdir = pd_join(edir, esc, NULL, err);
-            if (!hostdir || !pd_mkdir(hostdir, true, err) || (lockfd = lock_dir(db, hostdir, err)) == -1)
+            if (!hostdir || !pd_mkdir(hostdir, true, err) || (lockfd = pd_lock_dir(db, hostdir, "two writers with this host name would lose each other's updates", err)) == -1)
                 break;
             if (lockfd >= 0)
                 remove_stale_temps(hostdir);
