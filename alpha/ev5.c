@@ -183,3 +183,61 @@ uint32_t ev5_latency(const ev5_params *p, const alpha_insn *i)
 {
     return i->op ? p->lat[i->op->lat] : 0;
 }
+
+static bool pow2(uint32_t v) { return v && !(v & (v - 1)); }
+
+static bool cache_ok(const ev5_cache *c, const char *name, bool optional, char *err, size_t errsize)
+{
+    if (optional && c->size == 0)
+        return true;
+    if (!pow2(c->line) || c->line < 8 || c->line > 4096) {
+        snprintf(err, errsize, "EV5 parameter '%s.line': must be a power of two from 8 to 4096", name);
+        return false;
+    }
+    if (c->ways < 1 || c->ways > 64) {
+        snprintf(err, errsize, "EV5 parameter '%s.ways': must be from 1 to 64", name);
+        return false;
+    }
+    uint64_t sets = (uint64_t)c->size / c->line / c->ways;
+    if (!sets || sets * c->line * c->ways != c->size || !pow2((uint32_t)sets) || c->size > (1u << 30)) {
+        snprintf(err, errsize,
+                 "EV5 parameter '%s.size': must be line x ways x a power of two, at most 1 GB", name);
+        return false;
+    }
+    return true;
+}
+
+bool ev5_validate(const ev5_params *p, char *err, size_t errsize)
+{
+    struct { const char *name; uint32_t v, lo, hi; bool p2; } r[] = {
+        { "issue_width", p->issue_width, 1, 4, false },
+        { "fetch_block", p->fetch_block, 4, 64, true },
+        { "page_size", p->page_size, 4096, 1u << 24, true },
+        { "itb_entries", p->itb_entries, 1, 4096, false },
+        { "dtb_entries", p->dtb_entries, 1, 4096, false },
+        { "write_buffer_entries", p->write_buffer_entries, 1, 32, false },
+        { "bp_entries", p->bp_entries, 1, 1u << 20, true },
+        { "return_stack", p->return_stack, 0, 1024, false },
+        { "pmu_skid", p->pmu_skid, 0, 1000, false },
+    };
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+        if (r[i].v < r[i].lo || r[i].v > r[i].hi || (r[i].p2 && !pow2(r[i].v))) {
+            snprintf(err, errsize, "EV5 parameter '%s': must be %s from %u to %u", r[i].name,
+                     r[i].p2 ? "a power of two" : "a number", r[i].lo, r[i].hi);
+            return false;
+        }
+    for (int i = 0; i < LAT_COUNT; i++)
+        if (p->lat[i] > 255) {
+            snprintf(err, errsize, "EV5 latency parameters must be at most 255 cycles");
+            return false;
+        }
+    if (p->imul_busy[0] > 255 || p->imul_busy[1] > 255 || p->imul_busy[2] > 255 ||
+        p->fdiv_busy_s > 255 || p->fdiv_busy_t > 255) {
+        snprintf(err, errsize, "EV5 busy-unit parameters must be at most 255 cycles");
+        return false;
+    }
+    return cache_ok(&p->icache, "icache", false, err, errsize) &&
+           cache_ok(&p->dcache, "dcache", false, err, errsize) &&
+           cache_ok(&p->scache, "scache", false, err, errsize) &&
+           cache_ok(&p->bcache, "bcache", true, err, errsize);
+}

@@ -65,6 +65,10 @@ extern const size_t ev5_param_count;
 /* Set one parameter from "key=value".  Returns false and fills err (which
  * names the key) when the key is unknown or the value is not a number. */
 bool ev5_set(ev5_params *p, const char *assignment, char *err, size_t errsize);
+/* Can a machine be built with these?  Cache and line sizes, the fetch
+ * block, page size and predictor table must be powers of two, and so on;
+ * false with a message naming the parameter otherwise. */
+bool ev5_validate(const ev5_params *p, char *err, size_t errsize);
 /* Value of a parameter by name; false if unknown. */
 bool ev5_get(const ev5_params *p, const char *name, uint32_t *value);
 

@@ -389,6 +389,13 @@ struct axp_machine {
     uint64_t hook_retired;  /* AXP_TIMED's counting hook */
     axp_image_hook ihook;
     void *ihook_ctx;
+    axp_sample_hook shook;  /* PMU samples */
+    void *shook_ctx;
+    axp_poll_hook phook;    /* safe points */
+    void *phook_ctx;
+    void (*stats_extra)(void *ctx, FILE *f);
+    void *stats_extra_ctx;
+    struct timing *tm;      /* cycle model and PMU (timing.c), NULL when off */
     struct exact *x;
 
     uint8_t nosys_seen[1024 / 8];
@@ -418,6 +425,12 @@ uint64_t vcycles(machine *m);
 uint64_t exec_functional(thread *t, int64_t budget);
 uint64_t exec_timed(thread *t, int64_t budget);
 void exec_init(void);
+
+/* The cycle model and PMU (timing.c): set up before the first instruction,
+ * their --stats members, and teardown. */
+int timing_start(machine *m, char *err, size_t errsz);
+void timing_write_stats(machine *m, FILE *f);
+void timing_free(machine *m);
 extern int32_t exec_handler_offsets[];
 
 /* Raise a synchronous fault at instruction d of block b; never returns. */

@@ -113,6 +113,7 @@ void axp_free(axp_machine *m)
 {
     if (!m)
         return;
+    timing_free(m);
     for (thread *t = m->threads, *nx; t; t = nx) {
         nx = t->all_next;
         free(t->wdata);
@@ -244,8 +245,11 @@ int axp_write_stats(axp_machine *m, FILE *f)
     fprintf(f, "  \"syscalls\": %" PRIu64 ",\n  \"signals\": %" PRIu64 ",\n", m->syscalls, m->signals);
     fprintf(f, "  \"unaligned_fixups\": %" PRIu64 ",\n  \"blocks_translated\": %" PRIu64 ",\n",
             m->unaligned, m->blocks_made);
-    if (m->hook)
+    if (m->hook && !m->tm)
         fprintf(f, "  \"timed_executor\": true,\n  \"hook_retired\": %" PRIu64 ",\n", m->hook_retired);
+    timing_write_stats(m, f);
+    if (m->stats_extra)
+        m->stats_extra(m->stats_extra_ctx, f);
     fprintf(f, "  \"per_cpu\": [");
     for (int i = 0; i < m->ncpu; i++)
         fprintf(f, "%s{\"cpu\": %d, \"instructions\": %" PRIu64 ", \"idle_cycles\": %" PRIu64 "}",

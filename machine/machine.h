@@ -64,6 +64,51 @@ void axp_set_retire_hook(axp_machine *m, axp_retire_hook fn, void *ctx);
 /* Called for every executable mapping of an image and every process exit. */
 void axp_set_image_hook(axp_machine *m, axp_image_hook fn, void *ctx);
 
+/* ---- the EV5 cycle model and the performance counters -------------------
+ * Both are off by default: a functional run pays nothing for them.  They
+ * observe execution without changing it, so a program computes the same
+ * thing with or without them.  See docs/machine.md. */
+
+/* Turn the cycle model on, with each "key=value" of assign[] applied to the
+ * default EV5 parameters (names as alpha/ev5.h's table).  -1 with a message
+ * naming the bad assignment. */
+int axp_set_timing(axp_machine *m, const char *const *assign, size_t n, char *err, size_t errsz);
+
+/* Performance counters: "EVENT[:PERIOD],..." (cycles, imiss, dmiss,
+ * branchmp, dtbmiss, itbmiss, jsrmp, smiss, issues).  Turns the cycle model
+ * on.  seed chooses the random sampling periods. */
+int axp_set_pmu(axp_machine *m, const char *spec, uint64_t seed, char *err, size_t errsz);
+
+/* One PMU interrupt: the sample's CPU, process, PC and event number. */
+typedef void (*axp_sample_hook)(void *ctx, int cpu, int pid, uint64_t pc, unsigned event);
+void axp_set_sample_hook(axp_machine *m, axp_sample_hook fn, void *ctx);
+
+/* A safe point of CPU cpu, once per scheduling round, busy or idle. */
+typedef void (*axp_poll_hook)(void *ctx, int cpu);
+void axp_set_poll_hook(axp_machine *m, axp_poll_hook fn, void *ctx);
+
+/* The events the PMU was given: event number, name and nominal mean
+ * sampling period.  Returns how many (at most max are written). */
+typedef struct axp_pmu_event {
+    unsigned id;
+    const char *name;
+    double mean_period;
+} axp_pmu_event;
+size_t axp_pmu_events(const axp_machine *m, axp_pmu_event *out, size_t max);
+
+/* More members for --stats: fn writes lines `  "name": value,` into the
+ * top-level object. */
+void axp_set_stats_extra(axp_machine *m, void (*fn)(void *ctx, FILE *f), void *ctx);
+
+/* Record, per (pid, pc), the cycles each instruction spent at the head of
+ * the issue queue and the samples it got, for axp_write_truth: the model's
+ * own answer that cycle samples estimate.  Call before axp_run. */
+void axp_record_truth(axp_machine *m);
+int axp_write_truth(axp_machine *m, FILE *f);
+
+/* Total simulated cycles over all CPUs (0 without the cycle model). */
+uint64_t axp_cycles(const axp_machine *m);
+
 /* Create the first process from PATH (a host path) with argv and envp.
  * Returns 0, or -1 with a message naming the file and the problem. */
 int axp_spawn(axp_machine *m, const char *path, char *const argv[],

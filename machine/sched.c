@@ -330,9 +330,15 @@ int axp_run(machine *m)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     m->host_t0 = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    char err[256];
+    if (timing_start(m, err, sizeof err))
+        machine_halt(m, 125, "%s", err);
     while (m->nlive > 0 && !m->halted) {
-        for (int i = 0; i < m->ncpu; i++)
+        for (int i = 0; i < m->ncpu; i++) {
             run_cpu(m, &m->cpus[i]);
+            if (m->phook)
+                m->phook(m->phook_ctx, i);
+        }
         m->curcpu = NULL;
         m->base_cycles += m->quantum;
         deliver_host_signals(m);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alpha/ev5.h"
 #include "machine/machine.h"
 
 extern char **environ;
@@ -25,7 +26,16 @@ static void usage(FILE *f)
         "  --stats=FILE     write run statistics as JSON\n"
         "  --exact FILE     write exact execution counts (see docs/machine.md)\n"
         "  --strict         stop at the first unsupported system call\n"
-        "  --quantum N      instructions per CPU per scheduling round (default 20000)\n",
+        "  --quantum N      instructions per CPU per scheduling round (default 20000)\n"
+        "  --ev5 KEY=VALUE  run the EV5 cycle model, with this parameter changed\n"
+        "                   (repeatable; --ev5 list prints them all)\n"
+        "  --timing         run the EV5 cycle model with the default parameters\n"
+        "  --pmu EVENT[:PERIOD],...\n"
+        "                   performance-counter sampling (implies the cycle model);\n"
+        "                   events: cycles imiss dmiss branchmp dtbmiss itbmiss\n"
+        "                   jsrmp smiss issues\n"
+        "  --pmu-seed N     seed of the random sampling periods (default 1)\n"
+        "  --truth FILE     write each instruction's head-of-queue cycles and samples\n",
         AXP_DEFAULT_ROOT);
 }
 
@@ -61,7 +71,11 @@ static bool parse_u64(const char *s, uint64_t *out)
 static int cmd_run(int argc, char **argv)
 {
     axp_config cfg = { .ncpus = 1 };
-    const char *stats = NULL, *exact = NULL;
+    const char *stats = NULL, *exact = NULL, *pmu = NULL, *truth = NULL;
+    const char *ev5[256];
+    size_t nev5 = 0;
+    bool timing = false;
+    uint64_t seed = 1;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -90,6 +104,34 @@ static int cmd_run(int argc, char **argv)
             stats = v;
         } else if ((v = optval(argc, argv, &i, "--exact", &missing))) {
             exact = v;
+        } else if ((v = optval(argc, argv, &i, "--ev5", &missing))) {
+            if (!strcmp(v, "list")) {
+                ev5_params p;
+                ev5_defaults(&p);
+                for (size_t k = 0; k < ev5_param_count; k++) {
+                    uint32_t val = 0;
+                    ev5_get(&p, ev5_param_table[k].name, &val);
+                    printf("%-26s %8u  %s\n", ev5_param_table[k].name, val, ev5_param_table[k].source);
+                }
+                return 0;
+            }
+            if (nev5 == sizeof ev5 / sizeof ev5[0]) {
+                fprintf(stderr, "axp: too many --ev5 options\n");
+                return 2;
+            }
+            ev5[nev5++] = v;
+            timing = true;
+        } else if (!strcmp(a, "--timing")) {
+            timing = true;
+        } else if ((v = optval(argc, argv, &i, "--pmu", &missing))) {
+            pmu = v;
+        } else if ((v = optval(argc, argv, &i, "--pmu-seed", &missing))) {
+            if (!parse_u64(v, &seed)) {
+                fprintf(stderr, "axp: --pmu-seed: expected a number, got '%s'\n", v);
+                return 2;
+            }
+        } else if ((v = optval(argc, argv, &i, "--truth", &missing))) {
+            truth = v;
         } else if (!strcmp(a, "--strict")) {
             cfg.strict = true;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -120,8 +162,25 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "axp: %s\n", err);
         return 2;
     }
+    if ((timing || pmu || truth) && axp_set_timing(m, ev5, nev5, err, sizeof err)) {
+        fprintf(stderr, "axp: --ev5: %s\n", err);
+        axp_free(m);
+        return 2;
+    }
+    if (pmu && axp_set_pmu(m, pmu, seed, err, sizeof err)) {
+        fprintf(stderr, "axp: %s\n", err);
+        axp_free(m);
+        return 2;
+    }
+    if (truth)
+        axp_record_truth(m);
     /* open the result files first: a bad path should fail before the run */
-    FILE *sf = NULL, *xf = NULL;
+    FILE *sf = NULL, *xf = NULL, *tf = NULL;
+    if (truth && !(tf = fopen(truth, "w"))) {
+        fprintf(stderr, "axp: --truth %s: %s\n", truth, strerror(errno));
+        axp_free(m);
+        return 2;
+    }
     if (stats && !(sf = fopen(stats, "w"))) {
         fprintf(stderr, "axp: --stats %s: %s\n", stats, strerror(errno));
         axp_free(m);
@@ -156,6 +215,12 @@ static int cmd_run(int argc, char **argv)
     if (xf) {
         if (axp_write_exact(m, xf) || fclose(xf)) {
             fprintf(stderr, "axp: --exact %s: %s\n", exact, strerror(errno));
+            status = status ? status : 1;
+        }
+    }
+    if (tf) {
+        if (axp_write_truth(m, tf) || fclose(tf)) {
+            fprintf(stderr, "axp: --truth %s: %s\n", truth, strerror(errno));
             status = status ? status : 1;
         }
     }

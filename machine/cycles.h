@@ -1,0 +1,114 @@
+/*
+ * machine/cycles.h: the EV5 cycle model, one per simulated CPU.
+ *
+ * The machine executes functionally and hands every retired instruction to
+ * cycles_step() in program order.  The model replays it through an in-order
+ * 21164: it decides in which cycle each instruction issues (slotting,
+ * operand latencies, busy units, the fetch block rule) and what the memory
+ * hierarchy and the predictors make it wait for.  Nothing it decides feeds
+ * back into execution, so a timed run computes exactly what a functional
+ * run computes, and the same run always gives the same cycles.
+ *
+ * All numbers come from alpha/ev5.h's parameters; see docs/machine.md
+ * ("The cycle model") for the rules and what they simplify.
+ */
+#ifndef MACHINE_CYCLES_H
+#define MACHINE_CYCLES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "alpha/ev5.h"
+
+/* Why no instruction issued in a cycle.  Every cycle of a run is either an
+ * issue cycle or a stall charged to exactly one of these. */
+enum {
+    ST_ICACHE,        /* fetch waiting for an I-cache fill */
+    ST_ITB,           /* ITB miss refill */
+    ST_DCACHE,        /* an operand comes from a load that missed the D-cache */
+    ST_DTB,           /* DTB miss refill */
+    ST_WRITE_BUFFER,  /* a store or MB waiting for the write buffer */
+    ST_BRANCH,        /* conditional-branch mispredict */
+    ST_JUMP,          /* JMP/JSR hint or RET stack mispredict */
+    ST_TAKEN,         /* fetch bubble after a taken branch */
+    ST_DEPENDENCY,    /* an operand's pipeline latency (ALU, load hit, FP) */
+    ST_MULTIPLIER,    /* the integer multiplier is busy */
+    ST_DIVIDER,       /* the FP divider is busy */
+    ST_SYSCALL,       /* a system call or other PAL call */
+    ST_COUNT
+};
+extern const char *const cycles_stall_names[ST_COUNT];
+
+/* Events the model counts; the PMU samples them. */
+enum {
+    CEV_CYCLES,
+    CEV_IMISS,        /* I-cache misses */
+    CEV_DMISS,        /* D-cache misses (loads) */
+    CEV_BRANCHMP,     /* conditional-branch mispredicts */
+    CEV_DTBMISS,
+    CEV_ITBMISS,
+    CEV_JSRMP,        /* JMP/JSR/RET mispredicts */
+    CEV_SMISS,        /* S-cache misses */
+    CEV_ISSUES,       /* instructions issued */
+    CEV_COUNT
+};
+
+typedef struct cycles_stats {
+    uint64_t cycles;
+    uint64_t instructions;
+    uint64_t issue_cycles;        /* cycles in which something issued */
+    uint64_t icache_misses, dcache_misses, scache_misses, bcache_misses;
+    uint64_t itb_misses, dtb_misses;
+    uint64_t branches, branch_mispredicts;
+    uint64_t jumps, jump_mispredicts;      /* JMP, JSR, RET, coroutine */
+    uint64_t returns, return_mispredicts;  /* RET, included in jumps */
+    uint64_t loads, stores, write_buffer_merges;
+    uint64_t stalls[ST_COUNT];
+    uint64_t group_size[5];       /* issue groups by size (index 1..4) */
+} cycles_stats;
+
+typedef struct cycles_core cycles_core;
+
+/* One retired instruction, as the executor reports it. */
+typedef struct cycles_insn {
+    uint64_t pc;
+    uint64_t ea;        /* load/store effective address */
+    uint64_t next_pc;   /* the next instruction executed */
+    uint32_t word;
+    uint16_t id;        /* alpha_optable row, 0xffff: unknown */
+    uint32_t asn;       /* address-space number: tags caches and TLBs */
+} cycles_insn;
+
+/* What the PMU sees of the model: the head of the issue queue changes
+ * (cycle_to is when the instruction at pc issues, cycle_from when the one
+ * before it did) and events happen.  Both may be NULL. */
+typedef struct cycles_observer {
+    void (*advance)(void *ctx, uint64_t cycle_from, uint64_t cycle_to, uint64_t pc);
+    void (*event)(void *ctx, int ev, uint64_t cycle, uint64_t pc);
+    void *ctx;
+} cycles_observer;
+
+/* A core with params p (validated by ev5_validate); NULL on allocation
+ * failure.  The parameters are copied. */
+cycles_core *cycles_new(const ev5_params *p);
+void cycles_free(cycles_core *c);
+void cycles_set_observer(cycles_core *c, const cycles_observer *o);
+
+/* obs.advance is called only once the issue cycle reaches wake (the PMU
+ * sets it to its next interrupt), and obs.event only for events in mask. */
+void cycles_set_wake(cycles_core *c, uint64_t cycle);
+/* trace: call obs.advance on every issue group, whatever the wake cycle. */
+void cycles_set_trace(cycles_core *c, bool trace);
+cycles_observer cycles_get_observer(const cycles_core *c);
+void cycles_set_event_mask(cycles_core *c, uint32_t mask);
+
+void cycles_step(cycles_core *c, const cycles_insn *in);
+
+/* A context switch or signal: the pipeline's group and fetch stream end. */
+void cycles_break(cycles_core *c);
+
+/* The cycle in which the last instruction issued. */
+uint64_t cycles_now(const cycles_core *c);
+const cycles_stats *cycles_get_stats(const cycles_core *c);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * machine/cycles_mem.c: setting up and refilling the cycle model's caches
+ * and translation buffers (the lookups are inline in cycles_mem.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "machine/cycles_mem.h"
+
+static uint32_t log2u(uint32_t v)
+{
+    uint32_t s = 0;
+    while ((1u << s) < v)
+        s++;
+    return s;
+}
+
+bool ccache_init(ccache *c, uint32_t size, uint32_t line, uint32_t ways, bool with_ready)
+{
+    memset(c, 0, sizeof *c);
+    if (!size)
+        return true;              /* absent (an unfitted B-cache) */
+    c->ways = ways;
+    c->sets = size / line / ways;
+    c->line_shift = log2u(line);
+    c->tag = calloc((size_t)c->sets * ways, sizeof *c->tag);
+    if (with_ready)
+        c->ready = calloc((size_t)c->sets * ways, sizeof *c->ready);
+    return c->tag && (!with_ready || c->ready);
+}
+
+void ccache_free(ccache *c)
+{
+    free(c->tag);
+    free(c->ready);
+    memset(c, 0, sizeof *c);
+}
+
+bool ctlb_init(ctlb *t, uint32_t entries)
+{
+    memset(t, 0, sizeof *t);
+    t->n = entries;
+    uint32_t isz = 4;
+    while (isz < 2 * entries)
+        isz <<= 1;
+    t->hmask = isz - 1;
+    t->key = calloc(entries, sizeof *t->key);
+    t->index = calloc(isz, sizeof *t->index);
+    return t->key && t->index;
+}
+
+void ctlb_free(ctlb *t)
+{
+    free(t->key);
+    free(t->index);
+    memset(t, 0, sizeof *t);
+}
+
+void ctlb_insert(ctlb *t, uint64_t key)
+{
+    t->key[t->next] = key;
+    t->next = (t->next + 1) % t->n;
+    memset(t->index, 0, ((size_t)t->hmask + 1) * sizeof *t->index);
+    for (uint32_t i = 0; i < t->n; i++) {
+        if (!t->key[i])
+            continue;
+        uint32_t h = ctlb_hash(t->key[i], t->hmask);
+        while (t->index[h])
+            h = (h + 1) & t->hmask;
+        t->index[h] = t->key[i];
+    }
+}

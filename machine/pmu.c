@@ -1,0 +1,272 @@
+/*
+ * machine/pmu.c: performance counters and their interrupts (see pmu.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "machine/pmu.h"
+
+static const char *const names[CEV_COUNT] = {
+    [CEV_CYCLES] = "cycles", [CEV_IMISS] = "imiss", [CEV_DMISS] = "dmiss",
+    [CEV_BRANCHMP] = "branchmp", [CEV_DTBMISS] = "dtbmiss", [CEV_ITBMISS] = "itbmiss",
+    [CEV_JSRMP] = "jsrmp", [CEV_SMISS] = "smiss", [CEV_ISSUES] = "issues",
+};
+
+const char *pmu_event_name(int ev)
+{
+    return ev >= 0 && ev < CEV_COUNT ? names[ev] : NULL;
+}
+
+int pmu_event_by_name(const char *name, size_t len)
+{
+    for (int i = 0; i < CEV_COUNT; i++)
+        if (strlen(names[i]) == len && !strncmp(names[i], name, len))
+            return i;
+    return -1;
+}
+
+bool pmu_parse(const char *spec, pmu_config *out, char *err, size_t errsize)
+{
+    memset(out, 0, sizeof *out);
+    out->mux_cycles = PMU_DEFAULT_MUX;
+    out->skid = 6;
+    const char *s = spec;
+    while (*s) {
+        const char *end = strchr(s, ',');
+        size_t len = end ? (size_t)(end - s) : strlen(s);
+        const char *colon = memchr(s, ':', len);
+        size_t nlen = colon ? (size_t)(colon - s) : len;
+        int ev = pmu_event_by_name(s, nlen);
+        if (ev < 0) {
+            snprintf(err, errsize, "--pmu: unknown event '%.*s' (events: cycles, imiss, dmiss, "
+                     "branchmp, dtbmiss, itbmiss, jsrmp, smiss, issues)", (int)nlen, s);
+            return false;
+        }
+        for (int i = 0; i < out->n; i++)
+            if (out->ev[i] == ev) {
+                snprintf(err, errsize, "--pmu: event '%s' given twice", names[ev]);
+                return false;
+            }
+        uint32_t lo, hi;
+        if (colon) {
+            char num[32];
+            size_t plen = len - nlen - 1;
+            char *e;
+            if (plen == 0 || plen >= sizeof num) {
+                snprintf(err, errsize, "--pmu: bad period in '%.*s'", (int)len, s);
+                return false;
+            }
+            memcpy(num, colon + 1, plen);
+            num[plen] = 0;
+            unsigned long long p = strtoull(num, &e, 10);
+            if (*e || num[0] == '-' || p < 64 || p > 0x7fffffffULL) {
+                snprintf(err, errsize, "--pmu: period in '%.*s' must be a number from 64 to 2147483647",
+                         (int)len, s);
+                return false;
+            }
+            lo = (uint32_t)(p - p / 32);
+            hi = (uint32_t)(p + p / 32);
+        } else if (ev == CEV_CYCLES) {
+            lo = 60000;     /* DCPI's randomised cycle period */
+            hi = 64000;
+        } else {
+            lo = 4096 - 128;
+            hi = 4096 + 128;
+        }
+        out->ev[out->n] = ev;
+        out->lo[ev] = lo;
+        out->hi[ev] = hi;
+        out->n++;
+        if (!end)
+            break;
+        s = end + 1;
+        if (!*s) {
+            snprintf(err, errsize, "--pmu: empty event name after ','");
+            return false;
+        }
+    }
+    if (!out->n) {
+        snprintf(err, errsize, "--pmu: no events given");
+        return false;
+    }
+    return true;
+}
+
+#define MAXPEND 16
+
+struct pmu {
+    pmu_config cfg;
+    int cpu;
+    cycles_core *core;
+    pmu_sink sink;
+    void *ctx;
+    uint64_t rng;
+
+    bool cycles_on;
+    uint64_t cyc_ovf;               /* cycle at which the cycle counter overflows */
+    uint32_t cyc_period;
+
+    int other[CEV_COUNT];           /* the other events, in the order given */
+    int nother, slots, first;       /* multiplexing: other[first .. first+slots) run */
+    uint32_t active;                /* bit per CEV_* with a counter now */
+    uint64_t active_since;
+    uint64_t next_rotate;
+    int64_t left[CEV_COUNT];        /* events until the counter overflows */
+    uint32_t period[CEV_COUNT];     /* the period being counted */
+
+    struct { uint64_t at; int ev; } pend[MAXPEND];
+    int npend;
+    pmu_stats st;
+};
+
+static uint32_t draw(pmu *u, int ev)
+{
+    /* xorshift64*: small, fast and the same everywhere */
+    u->rng ^= u->rng >> 12;
+    u->rng ^= u->rng << 25;
+    u->rng ^= u->rng >> 27;
+    uint64_t r = u->rng * 0x2545f4914f6cdd1dULL;
+    uint32_t lo = u->cfg.lo[ev], hi = u->cfg.hi[ev];
+    return lo + (uint32_t)((r >> 32) % ((uint64_t)hi - lo + 1));
+}
+
+static void rewake(pmu *u)
+{
+    uint64_t w = ~0ULL;
+    if (u->cycles_on)
+        w = u->cyc_ovf + u->cfg.skid;
+    for (int i = 0; i < u->npend; i++)
+        if (u->pend[i].at < w)
+            w = u->pend[i].at;
+    if (u->next_rotate < w)
+        w = u->next_rotate;
+    cycles_set_wake(u->core, w);
+}
+
+static void set_active(pmu *u)
+{
+    u->active = u->cycles_on ? 1u << CEV_CYCLES : 0;
+    for (int i = 0; i < u->slots && i < u->nother; i++)
+        u->active |= 1u << u->other[(u->first + i) % u->nother];
+    cycles_set_event_mask(u->core, u->active & ~(1u << CEV_CYCLES));
+}
+
+static void account(pmu *u, uint64_t now)
+{
+    for (int ev = 0; ev < CEV_COUNT; ev++)
+        if (u->active & (1u << ev))
+            u->st.active_cycles[ev] += now - u->active_since;
+    u->active_since = now;
+}
+
+static void deliver(pmu *u, uint64_t pc, int ev)
+{
+    u->st.samples[ev]++;
+    u->sink(u->ctx, u->cpu, pc, ev);
+}
+
+static void advance(void *ctx, uint64_t from, uint64_t to, uint64_t pc)
+{
+    pmu *u = ctx;
+    (void)from;
+    /* The instruction at pc heads the issue queue from `from` to `to`:
+     * every interrupt arriving in that window samples it. */
+    while (u->cycles_on && u->cyc_ovf + u->cfg.skid <= to) {
+        u->st.overflows[CEV_CYCLES]++;
+        u->st.period_sum[CEV_CYCLES] += u->cyc_period;
+        deliver(u, pc, CEV_CYCLES);
+        u->cyc_period = draw(u, CEV_CYCLES);
+        u->cyc_ovf += u->cyc_period;
+    }
+    for (int i = 0; i < u->npend;) {
+        if (u->pend[i].at <= to) {
+            deliver(u, pc, u->pend[i].ev);
+            u->pend[i] = u->pend[--u->npend];
+        } else {
+            i++;
+        }
+    }
+    while (to >= u->next_rotate) {
+        account(u, u->next_rotate);
+        u->first = (u->first + u->slots) % u->nother;
+        set_active(u);
+        u->next_rotate += u->cfg.mux_cycles;
+    }
+    rewake(u);
+}
+
+static void event(void *ctx, int ev, uint64_t cycle, uint64_t pc)
+{
+    pmu *u = ctx;
+    if (!(u->active & (1u << ev)) || --u->left[ev] > 0)
+        return;
+    u->st.overflows[ev]++;
+    u->st.period_sum[ev] += u->period[ev];
+    u->period[ev] = draw(u, ev);
+    u->left[ev] = u->period[ev];
+    if (ev == CEV_IMISS) {
+        deliver(u, pc, ev);
+        return;
+    }
+    if (u->npend == MAXPEND) {     /* cannot happen with periods >= 64; keep the oldest */
+        deliver(u, pc, ev);
+        return;
+    }
+    u->pend[u->npend].at = cycle + u->cfg.skid;
+    u->pend[u->npend].ev = ev;
+    u->npend++;
+    rewake(u);
+}
+
+pmu *pmu_new(const pmu_config *cfg, int cpu, cycles_core *core, pmu_sink sink, void *ctx)
+{
+    pmu *u = calloc(1, sizeof *u);
+    if (!u)
+        return NULL;
+    u->cfg = *cfg;
+    u->cpu = cpu;
+    u->core = core;
+    u->sink = sink;
+    u->ctx = ctx;
+    u->rng = (cfg->seed + 1) * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)cpu + 1) * 0xbf58476d1ce4e5b9ULL;
+    if (!u->rng)
+        u->rng = 1;
+    for (int i = 0; i < cfg->n; i++) {
+        int ev = cfg->ev[i];
+        if (ev == CEV_CYCLES)
+            u->cycles_on = true;
+        else
+            u->other[u->nother++] = ev;
+    }
+    u->slots = PMU_COUNTERS - (u->cycles_on ? 1 : 0);
+    uint64_t now = cycles_now(core);
+    if (u->cycles_on) {
+        u->cyc_period = draw(u, CEV_CYCLES);
+        u->cyc_ovf = now + u->cyc_period;
+    }
+    for (int i = 0; i < u->nother; i++) {
+        int ev = u->other[i];
+        u->period[ev] = draw(u, ev);
+        u->left[ev] = u->period[ev];
+    }
+    u->next_rotate = u->nother > u->slots ? now + cfg->mux_cycles : ~0ULL;
+    u->active_since = now;
+    cycles_observer o = { advance, event, u };
+    cycles_set_observer(core, &o);
+    set_active(u);
+    rewake(u);
+    return u;
+}
+
+void pmu_free(pmu *u)
+{
+    free(u);
+}
+
+void pmu_get_stats(pmu *u, pmu_stats *out)
+{
+    account(u, cycles_now(u->core));
+    u->st.cycles = cycles_now(u->core);
+    *out = u->st;
+}

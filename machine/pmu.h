@@ -1,0 +1,60 @@
+/*
+ * machine/pmu.h: the performance counters of one simulated CPU.
+ *
+ * Counters count the cycle model's events; when one overflows, an interrupt
+ * is raised pmu_skid cycles later and the sample goes to the instruction at
+ * the head of the issue queue at that moment (DCPI paper §4.1.2), except
+ * I-cache misses, which are charged to the missing instruction.  Periods
+ * are drawn from a seeded generator, so runs repeat exactly.  Three
+ * counters: the cycle counter stays on, the other events share the rest,
+ * taking turns when there are more of them than counters.
+ */
+#ifndef MACHINE_PMU_H
+#define MACHINE_PMU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "machine/cycles.h"
+
+#define PMU_COUNTERS 3
+#define PMU_DEFAULT_MUX 1000000u   /* cycles each set of multiplexed events runs */
+
+typedef struct pmu_config {
+    int n;                         /* events enabled */
+    int ev[CEV_COUNT];             /* CEV_* in the order given */
+    uint32_t lo[CEV_COUNT], hi[CEV_COUNT];   /* period drawn uniformly from [lo, hi] */
+    uint64_t seed;
+    uint32_t mux_cycles;
+    uint32_t skid;
+} pmu_config;
+
+/* Parse "cycles,imiss:4096,..." (names as pmu_event_name; a period P gives
+ * periods uniform in [P - P/32, P + P/32]; no period: cycles [60000, 64000],
+ * others around 4096).  false with a message naming the bad item. */
+bool pmu_parse(const char *spec, pmu_config *out, char *err, size_t errsize);
+
+const char *pmu_event_name(int ev);   /* "cycles", "imiss", ... or NULL */
+int pmu_event_by_name(const char *name, size_t len);   /* -1 if unknown */
+
+typedef void (*pmu_sink)(void *ctx, int cpu, uint64_t pc, int ev);
+
+typedef struct pmu pmu;
+
+/* The counters of CPU cpu, observing core; samples go to sink. */
+pmu *pmu_new(const pmu_config *cfg, int cpu, cycles_core *core, pmu_sink sink, void *ctx);
+void pmu_free(pmu *u);
+
+typedef struct pmu_stats {
+    uint64_t samples[CEV_COUNT];
+    uint64_t overflows[CEV_COUNT];
+    uint64_t period_sum[CEV_COUNT];     /* of the periods that overflowed */
+    uint64_t active_cycles[CEV_COUNT];  /* cycles the event had a counter */
+    uint64_t cycles;                    /* cycles observed */
+} pmu_stats;
+
+/* Statistics up to the core's current cycle. */
+void pmu_get_stats(pmu *u, pmu_stats *out);
+
+#endif

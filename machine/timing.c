@@ -1,0 +1,374 @@
+/*
+ * machine/timing.c: the cycle model and the PMU attached to the machine:
+ * one cycles_core and one pmu per CPU, fed by the timed executor's retire
+ * hook, their samples handed to the sample hook, and their figures in
+ * --stats.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "machine/axp.h"
+#include "machine/cycles.h"
+#include "machine/pmu.h"
+
+typedef struct truth_ent {
+    uint64_t key;            /* pid << 44 | pc >> 2, 0 = empty */
+    uint64_t hoq;
+    uint64_t samples[CEV_COUNT];
+} truth_ent;
+
+struct timing {
+    ev5_params p;
+    bool pmu_on;
+    pmu_config pc;
+    cycles_core **core;
+    pmu **pmu;
+    int ncpu;
+    axp_retire_hook user_hook;   /* a hook set besides the model (tests) */
+    void *user_ctx;
+    bool truth;
+    truth_ent *tt;
+    size_t tcap, tn;
+    bool oom;
+    struct truth_fwd *fwd;       /* per CPU, with truth on */
+};
+
+static struct timing *tm_get(machine *m)
+{
+    if (!m->tm) {
+        m->tm = calloc(1, sizeof *m->tm);
+        if (m->tm)
+            ev5_defaults(&m->tm->p);
+    }
+    return m->tm;
+}
+
+int axp_set_timing(axp_machine *m, const char *const *assign, size_t n, char *err, size_t errsz)
+{
+    struct timing *t = tm_get(m);
+    if (!t) {
+        snprintf(err, errsz, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!ev5_set(&t->p, assign[i], err, errsz))
+            return -1;
+    if (!ev5_validate(&t->p, err, errsz))
+        return -1;
+    return 0;
+}
+
+int axp_set_pmu(axp_machine *m, const char *spec, uint64_t seed, char *err, size_t errsz)
+{
+    struct timing *t = tm_get(m);
+    if (!t) {
+        snprintf(err, errsz, "out of memory");
+        return -1;
+    }
+    if (!pmu_parse(spec, &t->pc, err, errsz))
+        return -1;
+    t->pc.seed = seed;
+    t->pmu_on = true;
+    return 0;
+}
+
+void axp_set_sample_hook(axp_machine *m, axp_sample_hook fn, void *ctx)
+{
+    m->shook = fn;
+    m->shook_ctx = ctx;
+}
+
+void axp_set_poll_hook(axp_machine *m, axp_poll_hook fn, void *ctx)
+{
+    m->phook = fn;
+    m->phook_ctx = ctx;
+}
+
+void axp_set_stats_extra(axp_machine *m, void (*fn)(void *ctx, FILE *f), void *ctx)
+{
+    m->stats_extra = fn;
+    m->stats_extra_ctx = ctx;
+}
+
+void axp_record_truth(axp_machine *m)
+{
+    struct timing *t = tm_get(m);
+    if (t)
+        t->truth = true;
+}
+
+size_t axp_pmu_events(const axp_machine *m, axp_pmu_event *out, size_t max)
+{
+    const struct timing *t = m->tm;
+    if (!t || !t->pmu_on)
+        return 0;
+    size_t n = 0;
+    for (int i = 0; i < t->pc.n; i++) {
+        int ev = t->pc.ev[i];
+        if (n < max)
+            out[n] = (axp_pmu_event){ (unsigned)ev, pmu_event_name(ev),
+                                      ((double)t->pc.lo[ev] + t->pc.hi[ev]) / 2 };
+        n++;
+    }
+    return n;
+}
+
+/* ---- truth: head-of-queue cycles and samples per instruction ---------- */
+
+static truth_ent *truth_slot(struct timing *t, uint64_t key)
+{
+    if (t->tn * 2 >= t->tcap) {
+        size_t ncap = t->tcap ? t->tcap * 2 : 4096;
+        truth_ent *nt = calloc(ncap, sizeof *nt);
+        if (!nt) {
+            t->oom = true;
+            return NULL;
+        }
+        for (size_t i = 0; i < t->tcap; i++) {
+            if (!t->tt[i].key)
+                continue;
+            size_t h = (t->tt[i].key * 0x9e3779b97f4a7c15ULL) >> 20 & (ncap - 1);
+            while (nt[h].key)
+                h = (h + 1) & (ncap - 1);
+            nt[h] = t->tt[i];
+        }
+        free(t->tt);
+        t->tt = nt;
+        t->tcap = ncap;
+    }
+    size_t h = (key * 0x9e3779b97f4a7c15ULL) >> 20 & (t->tcap - 1);
+    while (t->tt[h].key && t->tt[h].key != key)
+        h = (h + 1) & (t->tcap - 1);
+    if (!t->tt[h].key) {
+        t->tt[h].key = key;
+        t->tn++;
+    }
+    return &t->tt[h];
+}
+
+static uint64_t cur_pid(machine *m)
+{
+    cpu *c = m->curcpu;
+    return c && c->cur ? (uint64_t)c->cur->p->pid : 0;
+}
+
+/* With truth recording on, the model reports to this observer, which
+ * forwards to the PMU's.  The per-CPU context is the machine. */
+typedef struct truth_fwd {
+    machine *m;
+    cycles_observer inner;
+} truth_fwd;
+
+static void truth_advance(void *ctx, uint64_t from, uint64_t to, uint64_t pc)
+{
+    truth_fwd *f = ctx;
+    truth_ent *e = truth_slot(f->m->tm, cur_pid(f->m) << 44 | pc >> 2);
+    if (e)
+        e->hoq += to - from;
+    if (f->inner.advance)
+        f->inner.advance(f->inner.ctx, from, to, pc);
+}
+
+static void truth_event(void *ctx, int ev, uint64_t cycle, uint64_t pc)
+{
+    truth_fwd *f = ctx;
+    if (f->inner.event)
+        f->inner.event(f->inner.ctx, ev, cycle, pc);
+}
+
+/* ---- the retire hook and the sample sink ------------------------------- */
+
+static void sample_sink(void *ctx, int cpuno, uint64_t pc, int ev)
+{
+    machine *m = ctx;
+    uint64_t pid = cur_pid(m);
+    if (m->tm->truth) {
+        truth_ent *e = truth_slot(m->tm, pid << 44 | pc >> 2);
+        if (e)
+            e->samples[ev]++;
+    }
+    if (m->shook)
+        m->shook(m->shook_ctx, cpuno, (int)pid, pc, (unsigned)ev);
+}
+
+static void timed_retire(void *ctx, const axp_retire *r)
+{
+    machine *m = ctx;
+    struct timing *t = m->tm;
+    cycles_insn in = { .pc = r->pc, .ea = r->ea, .next_pc = r->next_pc, .word = r->word,
+                       .id = r->id, .asn = (uint32_t)r->pid };
+    cycles_step(t->core[r->cpu], &in);
+    if (t->user_hook)
+        t->user_hook(t->user_ctx, r);
+}
+
+int timing_start(machine *m, char *err, size_t errsz)
+{
+    struct timing *t = m->tm;
+    if (!t)
+        return 0;
+    t->ncpu = m->ncpu;
+    t->core = calloc((size_t)m->ncpu, sizeof *t->core);
+    t->pmu = calloc((size_t)m->ncpu, sizeof *t->pmu);
+    if (t->truth)
+        t->fwd = calloc((size_t)m->ncpu, sizeof *t->fwd);
+    if (!t->core || !t->pmu || (t->truth && !t->fwd))
+        goto oom;
+    for (int i = 0; i < m->ncpu; i++) {
+        if (!(t->core[i] = cycles_new(&t->p)))
+            goto oom;
+        if (t->pmu_on) {
+            t->pc.skid = t->p.pmu_skid;
+            if (!(t->pmu[i] = pmu_new(&t->pc, i, t->core[i], sample_sink, m)))
+                goto oom;
+        }
+        if (t->truth) {
+            t->fwd[i].m = m;
+            t->fwd[i].inner = cycles_get_observer(t->core[i]);
+            cycles_observer o = { truth_advance, truth_event, &t->fwd[i] };
+            cycles_set_observer(t->core[i], &o);
+            cycles_set_trace(t->core[i], true);
+        }
+    }
+    /* the model rides on the timed executor's hook; a hook set before
+     * stays and is called after the model */
+    if (m->hook != timed_retire) {
+        t->user_hook = m->hook;
+        t->user_ctx = m->hook_ctx;
+    }
+    m->hook = timed_retire;
+    m->hook_ctx = m;
+    return 0;
+oom:
+    snprintf(err, errsz, "out of memory setting up the cycle model");
+    return -1;
+}
+
+void timing_free(machine *m)
+{
+    struct timing *t = m->tm;
+    if (!t)
+        return;
+    for (int i = 0; t->core && i < t->ncpu; i++) {
+        if (t->pmu)
+            pmu_free(t->pmu[i]);
+        cycles_free(t->core[i]);
+    }
+    free(t->core);
+    free(t->pmu);
+    free(t->tt);
+    free(t->fwd);
+    free(t);
+    m->tm = NULL;
+}
+
+uint64_t axp_cycles(const axp_machine *m)
+{
+    const struct timing *t = m->tm;
+    uint64_t n = 0;
+    for (int i = 0; t && t->core && i < t->ncpu; i++)
+        n += cycles_now(t->core[i]);
+    return n;
+}
+
+/* ---- --stats ------------------------------------------------------------ */
+
+#define SUM(field) ({                                                          \
+        uint64_t s_ = 0;                                                      \
+        for (int i_ = 0; i_ < t->ncpu; i_++)                                  \
+            s_ += cycles_get_stats(t->core[i_])->field;                       \
+        s_;                                                                   \
+    })
+
+void timing_write_stats(machine *m, FILE *f)
+{
+    struct timing *t = m->tm;
+    if (!t || !t->core)
+        return;
+    uint64_t cyc = axp_cycles(m), ins = SUM(instructions);
+    fprintf(f, "  \"cycles\": %" PRIu64 ",\n  \"cpi\": %.4f,\n", cyc, ins ? (double)cyc / (double)ins : 0.0);
+    fprintf(f, "  \"issue_cycles\": %" PRIu64 ",\n", SUM(issue_cycles));
+#define F(name) fprintf(f, "  \"" #name "\": %" PRIu64 ",\n", SUM(name));
+    F(icache_misses) F(dcache_misses) F(scache_misses) F(bcache_misses)
+    F(itb_misses) F(dtb_misses) F(branches) F(branch_mispredicts)
+    F(jumps) F(jump_mispredicts) F(returns) F(return_mispredicts)
+    F(loads) F(stores) F(write_buffer_merges)
+#undef F
+    fprintf(f, "  \"stalls\": {");
+    for (int s = 0; s < ST_COUNT; s++)
+        fprintf(f, "%s\"%s\": %" PRIu64, s ? ", " : "", cycles_stall_names[s], SUM(stalls[s]));
+    fprintf(f, "},\n  \"issue_groups\": {");
+    for (int g = 1; g <= 4; g++)
+        fprintf(f, "%s\"%d\": %" PRIu64, g > 1 ? ", " : "", g, SUM(group_size[g]));
+    fprintf(f, "},\n  \"cycles_per_cpu\": [");
+    for (int i = 0; i < t->ncpu; i++)
+        fprintf(f, "%s%" PRIu64, i ? ", " : "", cycles_now(t->core[i]));
+    fprintf(f, "],\n");
+    fprintf(f, "  \"ev5\": {");
+    for (size_t i = 0; i < ev5_param_count; i++) {
+        uint32_t v = 0;
+        ev5_get(&t->p, ev5_param_table[i].name, &v);
+        fprintf(f, "%s\"%s\": %u", i ? ", " : "", ev5_param_table[i].name, v);
+    }
+    fprintf(f, "},\n");
+    if (!t->pmu_on)
+        return;
+    pmu_stats tot = { 0 };
+    for (int i = 0; i < t->ncpu; i++) {
+        pmu_stats s;
+        pmu_get_stats(t->pmu[i], &s);
+        for (int e = 0; e < CEV_COUNT; e++) {
+            tot.samples[e] += s.samples[e];
+            tot.overflows[e] += s.overflows[e];
+            tot.period_sum[e] += s.period_sum[e];
+            tot.active_cycles[e] += s.active_cycles[e];
+        }
+        tot.cycles += s.cycles;
+    }
+    fprintf(f, "  \"samples\": {");
+    for (int i = 0; i < t->pc.n; i++) {
+        int e = t->pc.ev[i];
+        fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", pmu_event_name(e), tot.samples[e]);
+    }
+    /* events per sample: the mean period drawn, scaled up by the share of
+     * time the event had a counter when it was multiplexed */
+    fprintf(f, "},\n  \"mean_period\": {");
+    for (int i = 0; i < t->pc.n; i++) {
+        int e = t->pc.ev[i];
+        double mp = tot.overflows[e] ? (double)tot.period_sum[e] / (double)tot.overflows[e]
+                                     : ((double)t->pc.lo[e] + t->pc.hi[e]) / 2;
+        if (tot.active_cycles[e] && tot.active_cycles[e] < tot.cycles)
+            mp *= (double)tot.cycles / (double)tot.active_cycles[e];
+        fprintf(f, "%s\"%s\": %.3f", i ? ", " : "", pmu_event_name(e), mp);
+    }
+    fprintf(f, "},\n  \"pmu_multiplexed\": %s,\n",
+            t->pc.n > PMU_COUNTERS ? "true" : "false");
+}
+
+int axp_write_truth(axp_machine *m, FILE *f)
+{
+    struct timing *t = m->tm;
+    if (!t || !t->truth)
+        return 0;
+    fprintf(f, "# pid pc head_of_queue_cycles");
+    for (int i = 0; t->pmu_on && i < t->pc.n; i++)
+        fprintf(f, " %s", pmu_event_name(t->pc.ev[i]));
+    fprintf(f, "\n");
+    for (size_t i = 0; i < t->tcap; i++) {
+        const truth_ent *e = &t->tt[i];
+        if (!e->key)
+            continue;
+        fprintf(f, "%" PRIu64 " 0x%" PRIx64 " %" PRIu64, e->key >> 44, (uint64_t)((e->key & ((1ULL << 44) - 1)) << 2),
+                e->hoq);
+        for (int j = 0; t->pmu_on && j < t->pc.n; j++)
+            fprintf(f, " %" PRIu64, e->samples[t->pc.ev[j]]);
+        fprintf(f, "\n");
+    }
+    if (t->oom) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return ferror(f) ? -1 : 0;
+}
