@@ -1,0 +1,27 @@
+/*
+ * estimator/pprof.h: a profile selection as pprof's profile.proto
+ * (github.com/google/pprof, proto/profile.proto), for `pprof` and the
+ * tools that read its format.
+ *
+ * One sample type per event (type = the event's name, unit "count"), one
+ * Mapping per image (its path and build-id), one Location per sampled
+ * (image, offset) whose address is the offset (the link-time address),
+ * with one Line naming its procedure (and source line when the image has
+ * line information).  Samples carry no call stacks: each has one
+ * location.  period_type and period are the first event's and its mean
+ * sampling period, so a count times the period estimates events.
+ * Pseudo-procedures ("[.plt]", "[image not read]", "[unknown]") appear as
+ * functions of that name with the image path as their file name.
+ */
+#ifndef ESTIMATOR_PPROF_H
+#define ESTIMATOR_PPROF_H
+
+#include "estimator/samples.h"
+
+/* The profile, uncompressed, in a malloc'd buffer. */
+bool est_pprof_encode(const est_set *s, uint8_t **out, size_t *size, est_error *err);
+/* The profile gzip-compressed into file (as pprof expects); errors name
+ * the file, and a failed write leaves no partial file behind. */
+bool est_pprof_write(const est_set *s, const char *file, est_error *err);
+
+#endif
