@@ -11,6 +11,11 @@ int cmd_info(int argc, char **argv);     /* cmd_info.c: image/ summary */
 int cmd_cfg(int argc, char **argv);      /* cmd_cfg.c: cfg/ */
 int cmd_addrmap(int argc, char **argv);  /* cmd_addrmap.c: rewriter/ address map */
 int cmd_cat(int argc, char **argv);      /* cmd_cat.c: profdb/ one profile file */
+int cmd_prof(int argc, char **argv);     /* cmd_prof.c: estimator/ samples per procedure */
+int cmd_list(int argc, char **argv);     /* cmd_list.c: estimator/ + alpha/ per instruction */
+int cmd_stats(int argc, char **argv);    /* cmd_stats.c: estimator/ statistics across sets */
+int cmd_diff(int argc, char **argv);     /* cmd_diff.c: estimator/ differences, rewriter/ address maps */
+int cmd_export(int argc, char **argv);   /* cmd_export.c: estimator/ pprof export */
 int cmd_flush(int argc, char **argv);    /* cmd_daemon.c: steer cpod */
 int cmd_epoch(int argc, char **argv);    /* cmd_daemon.c */
 int cmd_quit(int argc, char **argv);     /* cmd_daemon.c */

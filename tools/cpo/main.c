@@ -16,6 +16,16 @@ static const struct {
     { "addrmap", cmd_addrmap, "addrmap IMAGE [ADDR]        original address of ADDR in a rewritten image, or the map" },
     { "relocs", cmd_relocs, "relocs IMAGE                 every relocation, by section" },
     { "cat",    cmd_cat,    "cat [--header] PROFILE       one profile file: header, then offset and count lines" },
+    { "prof",   cmd_prof,   "prof [--db DIR] [-i] [-e EVENT]... [--epoch E|--all-epochs] [--json] [--limit N]\n"
+                            "                                 samples per procedure (per image with -i)" },
+    { "list",   cmd_list,   "list PROC [--db DIR] [-e EVENT]... [--epoch E|--all-epochs] [--image IMAGE] [--source]\n"
+                            "                                 one procedure's samples per instruction" },
+    { "stats",  cmd_stats,  "stats [-e EVENT] [--limit N] SET...\n"
+                            "                                 per-procedure statistics across profile sets" },
+    { "diff",   cmd_diff,   "diff [-e EVENT] [-i] [--limit N] A B\n"
+                            "                                 per-image and per-procedure differences of two sets" },
+    { "export", cmd_export, "export --pprof FILE [--db DIR] [-e EVENT]... [--epoch E|--all-epochs]\n"
+                            "                                 a selection as a gzipped pprof profile" },
     { "flush",  cmd_flush,  "flush --db DIR               drain every machine and merge into the database" },
     { "epoch",  cmd_epoch,  "epoch --db DIR               flush into the current epoch, then start a new one" },
     { "quit",   cmd_quit,   "quit --db DIR                flush, then stop the daemon" },

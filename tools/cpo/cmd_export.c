@@ -1,0 +1,71 @@
+/*
+ * cpo export --pprof FILE [--db DIR] [-e EVENT]... [--epoch E | --all-epochs]
+ *
+ * A profile selection in another tool's format; for now pprof's
+ * profile.proto, gzip-compressed (estimator/pprof.c, docs/profile-tools.md).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "estimator/pprof.h"
+#include "estimator/profset.h"
+#include "tools/cpo/commands.h"
+
+static const char USAGE[] =
+    "usage: cpo export --pprof FILE [--db DIR] [-e EVENT]... [--epoch E | --all-epochs]\n";
+
+int cmd_export(int argc, char **argv)
+{
+    est_selection sel = { 0 };
+    est_error err;
+    const char *pprof = NULL;
+    int rc = 0;
+    for (int i = 1; rc == 0 && i < argc; i++) {
+        int k = est_selection_arg(&sel, argc, argv, &i, &err);
+        if (k < 0) {
+            fprintf(stderr, "cpo: export: %s\n%s", err.msg, USAGE);
+            rc = 2;
+        } else if (k == 0) {
+            if (!strcmp(argv[i], "--pprof") && i + 1 < argc && *argv[i + 1]) {
+                pprof = argv[++i];
+            } else if (!strncmp(argv[i], "--pprof=", 8) && argv[i][8]) {
+                pprof = argv[i] + 8;
+            } else {
+                fprintf(stderr, "cpo: export: unexpected argument '%s'\n%s", argv[i], USAGE);
+                rc = 2;
+            }
+        }
+    }
+    if (rc == 0 && !pprof) {
+        fprintf(stderr, "cpo: export: no output format given (--pprof FILE)\n%s", USAGE);
+        rc = 2;
+    }
+    if (rc == 0 && !est_selection_finish(&sel, &err)) {
+        fprintf(stderr, "cpo: export: %s\n", err.msg);
+        rc = 2;
+    }
+    if (rc) {
+        est_selection_release(&sel);
+        return rc;
+    }
+    est_set s;
+    if (!est_load(&sel, &s, &err)) {
+        fprintf(stderr, "cpo: %s\n", err.msg);
+        est_selection_release(&sel);
+        return 1;
+    }
+    for (size_t e = 0; sel.events && e < s.nevents; e++) {
+        if (!s.totals[e]) {
+            fprintf(stderr, "cpo: %s: no samples of event '%s' in %s%s\n", s.db, s.events[e],
+                    s.all_epochs ? "any epoch" : "epoch ", s.all_epochs ? "" : s.epoch);
+            rc = 1;
+        }
+    }
+    if (rc == 0 && !est_pprof_write(&s, pprof, &err)) {
+        fprintf(stderr, "cpo: %s\n", err.msg);
+        rc = 1;
+    }
+    est_free(&s);
+    est_selection_release(&sel);
+    return rc;
+}

@@ -1,0 +1,212 @@
+/*
+ * cpo prof [--db DIR] [-i] [-e EVENT]... [--epoch E | --all-epochs] [--json] [--limit N]
+ *
+ * Samples per procedure (per image with -i), most samples of the first
+ * event first, one column per event, as DCPI's dcpiprof printed them
+ * (docs/profile-tools.md).  The selection and the arithmetic are
+ * estimator/'s; this file only parses options and prints.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "estimator/profset.h"
+#include "estimator/samples.h"
+#include "tools/cpo/commands.h"
+
+static const char USAGE[] =
+    "usage: cpo prof [--db DIR] [-i] [-e EVENT]... [--epoch E | --all-epochs] [--json] [--limit N]\n";
+
+static double pct(uint64_t n, uint64_t total)
+{
+    return total ? 100.0 * (double)n / (double)total : 0.0;
+}
+
+static int digits(uint64_t v)
+{
+    int d = 1;
+    while (v >= 10) {
+        v /= 10;
+        d++;
+    }
+    return d;
+}
+
+/* JSON strings: quotes, backslashes and control characters escaped; other
+ * bytes pass through (paths and symbol names are UTF-8 or ASCII). */
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p == '\n')
+            fputs("\\n", stdout);
+        else if (*p == '\t')
+            fputs("\\t", stdout);
+        else if (*p < 0x20)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
+    }
+    putchar('"');
+}
+
+static void print_json(const est_set *s, const est_row *rows, size_t n, bool per_image)
+{
+    printf("[");
+    for (size_t i = 0; i < n; i++) {
+        const est_row *r = &rows[i];
+        printf("%s\n  {", i ? "," : "");
+        if (!per_image) {
+            printf("\"procedure\": ");
+            json_string(r->name);
+            printf(", ");
+        }
+        printf("\"image\": ");
+        json_string(s->images[r->image].path);
+        printf(", \"samples\": {");
+        for (size_t e = 0; e < s->nevents; e++) {
+            printf("%s", e ? ", " : "");
+            json_string(s->events[e]);
+            printf(": %" PRIu64, r->counts[e]);
+        }
+        printf("}}");
+    }
+    printf("%s]\n", n ? "\n" : "");
+}
+
+static void print_table(const est_set *s, const est_row *rows, size_t n, bool per_image)
+{
+    size_t nev = s->nevents;
+    printf("Database %s, %s%s\n", s->db, s->all_epochs ? "all epochs" : "epoch ",
+           s->all_epochs ? "" : s->epoch);
+    if (!nev) {
+        printf("No samples.\n");
+        return;
+    }
+    printf("Total samples for event type ");
+    for (size_t e = 0; e < nev; e++)
+        printf("%s%s = %" PRIu64, e ? ", " : "", s->events[e], s->totals[e]);
+    printf("\nThe counts given below are the number of samples for each listed event type.\n\n");
+
+    int *w = calloc(nev, sizeof *w);
+    int namew = (int)strlen("procedure");
+    if (!w)
+        return;
+    for (size_t e = 0; e < nev; e++)
+        w[e] = (int)strlen(s->events[e]);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t e = 0; e < nev; e++)
+            if (digits(rows[i].counts[e]) > w[e])
+                w[e] = digits(rows[i].counts[e]);
+        if (!per_image && (int)strlen(rows[i].name) > namew)
+            namew = (int)strlen(rows[i].name);
+    }
+    for (size_t e = 0; e < nev; e++) {
+        printf("%s%*s %7s", e ? "  " : "", w[e], s->events[e], "%");
+        if (e == 0)
+            printf(" %7s", "cum%");
+    }
+    if (per_image)
+        printf("  image\n");
+    else
+        printf("  %-*s  image\n", namew, "procedure");
+    uint64_t cum = 0;
+    for (size_t i = 0; i < n; i++) {
+        const est_row *r = &rows[i];
+        cum += r->counts[0];
+        for (size_t e = 0; e < nev; e++) {
+            printf("%s%*" PRIu64 " %6.2f%%", e ? "  " : "", w[e], r->counts[e],
+                   pct(r->counts[e], s->totals[e]));
+            if (e == 0)
+                printf(" %6.2f%%", pct(cum, s->totals[0]));
+        }
+        if (per_image)
+            printf("  %s\n", s->images[r->image].path);
+        else
+            printf("  %-*s  %s\n", namew, r->name, s->images[r->image].path);
+    }
+    free(w);
+}
+
+int cmd_prof(int argc, char **argv)
+{
+    est_selection sel = { 0 };
+    est_error err;
+    bool per_image = false, json = false;
+    size_t limit = 0;
+    int rc = 0;
+    for (int i = 1; i < argc; i++) {
+        int k = est_selection_arg(&sel, argc, argv, &i, &err);
+        if (k < 0) {
+            fprintf(stderr, "cpo: prof: %s\n%s", err.msg, USAGE);
+            rc = 2;
+            break;
+        }
+        if (k)
+            continue;
+        if (!strcmp(argv[i], "-i") || !strcmp(argv[i], "--images")) {
+            per_image = true;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
+            char *end;
+            unsigned long long v = strtoull(argv[++i], &end, 10);
+            if (!*argv[i] || *end || v == 0 || argv[i][0] == '-') {
+                fprintf(stderr, "cpo: prof: --limit '%s' is not a positive number\n", argv[i]);
+                rc = 2;
+                break;
+            }
+            limit = (size_t)v;
+        } else {
+            fprintf(stderr, "cpo: prof: unknown argument '%s'\n%s", argv[i], USAGE);
+            rc = 2;
+            break;
+        }
+    }
+    if (rc == 0 && !est_selection_finish(&sel, &err)) {
+        fprintf(stderr, "cpo: prof: %s\n", err.msg);
+        rc = 2;
+    }
+    if (rc) {
+        est_selection_release(&sel);
+        return rc;
+    }
+    est_set s;
+    if (!est_load(&sel, &s, &err)) {
+        fprintf(stderr, "cpo: %s\n", err.msg);
+        est_selection_release(&sel);
+        return 1;
+    }
+    for (size_t e = 0; e < s.nevents && sel.events; e++) {
+        if (!s.totals[e]) {
+            fprintf(stderr, "cpo: %s: no samples of event '%s' in %s%s\n", s.db, s.events[e],
+                    s.all_epochs ? "any epoch" : "epoch ", s.all_epochs ? "" : s.epoch);
+            rc = 1;
+        }
+    }
+    est_row *rows = NULL;
+    size_t n = 0;
+    if (rc == 0 && !(per_image ? est_images(&s, &rows, &n, &err) : est_procedures(&s, &rows, &n, &err))) {
+        fprintf(stderr, "cpo: %s\n", err.msg);
+        rc = 1;
+    }
+    if (rc == 0) {
+        est_rows_sort(&s, rows, n, 0);
+        size_t shown = limit && limit < n ? limit : n;
+        if (json)
+            print_json(&s, rows, shown, per_image);
+        else
+            print_table(&s, rows, shown, per_image);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            perror("cpo: prof: stdout");
+            rc = 1;
+        }
+    }
+    est_rows_free(rows, n);
+    est_free(&s);
+    est_selection_release(&sel);
+    return rc;
+}
