@@ -338,6 +338,7 @@ typedef struct cpu {
     uint64_t used;       /* cycles used in the current quantum */
     uint64_t insns;
     uint64_t idle;       /* cycles with nothing to run */
+    struct cycles_core *core;   /* its cycle model (timing.c), or NULL */
 } cpu;
 
 /* Per-process summary kept after the process is gone. */

@@ -23,21 +23,34 @@ const char *const cycles_stall_names[ST_COUNT] = {
     [ST_MULTIPLIER] = "multiplier", [ST_DIVIDER] = "divider", [ST_SYSCALL] = "syscall",
 };
 
+/* Slotting state: counts of E0-only, E1-only, either-integer, FA-only,
+ * FM-only and either-FP instructions in the group (2*2*3*2*2*3 states). */
+#define SLOT_STATES 144
+#define RAS_RING 1024           /* >= ev5_validate's limit on return_stack */
+
 /* What the model needs of an instruction, from its alpha_optable row. */
 enum { K_ALU, K_LOAD, K_STORE, K_CBR, K_BR, K_BSR, K_JMP, K_JSR, K_RET, K_COR, K_CALLSYS, K_PAL, K_MB };
 enum { U_NONE, U_MUL, U_DIV };
 enum { P_E0, P_E1, P_E01, P_FA, P_FM, P_FAM };
 
+/* Register indices: 0-31 integer, 32-63 FP; 64-127 always ready (an
+ * unused field or a literal reads there); 128 takes writes to R31/F31. */
+#define likely_not(x) __builtin_expect(!!(x), 0)
+
+#define REG_NONE 64
+#define REG_SINK 128
+
 typedef struct cop {
     uint8_t kind, unit, pipe;
     uint8_t lat;
     uint8_t busy;               /* unit occupancy */
-    uint8_t src_a, src_b, src_c; /* 0: not read, else register bank offset + 1 (1: int, 33: FP) */
-    uint8_t dst_field;          /* 0 none, 1 ra, 3 rc */
-    uint8_t dst_bank;           /* 0 int, 32 FP */
+    uint8_t bank_a, bank_b, bank_c;   /* 0 int, 32 FP, REG_NONE: not read */
+    uint8_t lit_b;              /* operate format: bit 12 (a literal) moves Rb to REG_NONE */
+    uint8_t dst_shift;          /* 21 (Ra) or 0 (Rc) */
+    uint8_t dst_bank;           /* 0, 32, or REG_SINK: no result */
     uint8_t fast;               /* compare/logical: 0 cycles to a same-cycle branch or CMOV */
-    uint8_t early;              /* branch/CMOV: may use a fast result */
-    uint8_t opr;                /* operate format: bit 12 selects a literal */
+    uint8_t early;              /* branch/CMOV: Ra may use a fast result */
+    uint8_t mem;                /* load or store */
 } cop;
 
 struct cycles_core {
@@ -46,9 +59,11 @@ struct cycles_core {
     uint32_t nops;              /* ops[nops] describes unknown words */
 
     uint64_t now;               /* the current group's issue cycle */
+    uint32_t asn;
     uint64_t seq_pc;            /* the address that continues the group's block */
     uint32_t gn;                /* instructions in the group */
-    uint8_t e0, e1, e01, fa, fm, fam, gld, gst;
+    uint8_t slots;              /* pipes taken, as a slot_next state */
+    uint8_t gld, gst;
     uint64_t fb_mask;           /* fetch_block - 1 */
 
     uint64_t fetch_ready;       /* earliest issue of the next fetched block */
@@ -56,8 +71,8 @@ struct cycles_core {
     uint64_t iline;             /* the I-cache line being fetched from (key) */
     uint64_t ipage;             /* the ITB page of it (key) */
 
-    uint64_t ready[64], fastr[64];
-    uint8_t rcause[64];
+    uint64_t ready[REG_SINK + 1], fastr[REG_SINK + 1];
+    uint8_t rcause[REG_SINK + 1];
     uint64_t mul_free, div_free;
 
     ccache ic, dc, sc, bc;
@@ -67,13 +82,15 @@ struct cycles_core {
 
     uint8_t *bp;                /* 2-bit counters; 0xff: not yet set since the line's fill */
     uint32_t bp_mask;
-    uint64_t *ras;              /* return-address stack (circular) */
+    uint64_t ras[RAS_RING];     /* return-address stack: the last ras_n <= return_stack pushes */
     uint32_t ras_top, ras_n;
 
     cycles_observer obs;
     uint64_t wake;              /* obs.advance is called once now reaches this */
     uint32_t evmask;            /* events obs.event wants */
     bool trace;                 /* obs.advance on every group */
+
+    uint8_t slot_next[SLOT_STATES][6];   /* state after adding a pipe class, 0xff: no room */
 
     cycles_stats st;
 };
@@ -103,19 +120,20 @@ static bool build_ops(cycles_core *c)
         default: o->pipe = P_E01; break;
         }
         const uint8_t roles[3] = { d->ra, d->rb, d->rc };
-        uint8_t *src[3] = { &o->src_a, &o->src_b, &o->src_c };
+        uint8_t *bank[3] = { &o->bank_a, &o->bank_b, &o->bank_c };
+        o->dst_bank = REG_SINK;
         for (int f = 0; f < 3; f++) {
             switch (roles[f]) {
-            case RR_IR: case RR_IRW: *src[f] = 1; break;
-            case RR_FR: case RR_FRW: *src[f] = 33; break;
-            default: break;
+            case RR_IR: case RR_IRW: *bank[f] = 0; break;
+            case RR_FR: case RR_FRW: *bank[f] = 32; break;
+            default: *bank[f] = REG_NONE; break;
             }
             if (roles[f] == RR_IW || roles[f] == RR_IRW || roles[f] == RR_FW || roles[f] == RR_FRW) {
-                o->dst_field = (uint8_t)(f == 0 ? 1 : 3);
+                o->dst_shift = (uint8_t)(f == 0 ? 21 : 0);
                 o->dst_bank = (roles[f] == RR_FW || roles[f] == RR_FRW) ? 32 : 0;
             }
         }
-        o->opr = d->format == AF_OPR;
+        o->lit_b = d->format == AF_OPR ? REG_NONE : 0;
         o->fast = d->lat == LAT_ICMP || d->lat == LAT_ILOGIC;
         o->early = d->lat == LAT_CMOV || (d->flow == FLOW_CBRANCH && !(d->pipe == PIPE_FA));
         o->kind = K_ALU;
@@ -146,9 +164,14 @@ static bool build_ops(cycles_core *c)
     }
     /* An unknown word (it traps; the machine retires it only if a handler
      * resumes after it) is modelled as a one-cycle ALU operation. */
-    c->ops[c->nops] = (cop){ .kind = K_ALU, .pipe = P_E01, .lat = 1 };
+    c->ops[c->nops] = (cop){ .kind = K_ALU, .pipe = P_E01, .lat = 1, .bank_a = REG_NONE,
+                             .bank_b = REG_NONE, .bank_c = REG_NONE, .dst_bank = REG_SINK };
+    for (uint32_t i = 0; i <= c->nops; i++)
+        c->ops[i].mem = c->ops[i].kind == K_LOAD || c->ops[i].kind == K_STORE;
     return true;
 }
+
+static void build_slots(cycles_core *c);
 
 static uint32_t log2u(uint32_t v)
 {
@@ -176,13 +199,13 @@ cycles_core *cycles_new(const ev5_params *p)
               ccache_init(&c->sc, p->scache.size, p->scache.line, p->scache.ways, false) &&
               ccache_init(&c->bc, p->bcache.size, p->bcache.line, p->bcache.ways, false) &&
               ctlb_init(&c->itb, p->itb_entries) && ctlb_init(&c->dtb, p->dtb_entries) &&
-              (c->bp = malloc(p->bp_entries)) != NULL &&
-              (c->ras = calloc(p->return_stack ? p->return_stack : 1, sizeof *c->ras)) != NULL;
+              (c->bp = malloc(p->bp_entries)) != NULL;
     if (!ok) {
         cycles_free(c);
         return NULL;
     }
     memset(c->bp, 0xff, p->bp_entries);
+    build_slots(c);
     c->wake = ~0ULL;
     return c;
 }
@@ -199,7 +222,6 @@ void cycles_free(cycles_core *c)
     ctlb_free(&c->itb);
     ctlb_free(&c->dtb);
     free(c->bp);
-    free(c->ras);
     free(c);
 }
 
@@ -297,77 +319,76 @@ static void fetch(cycles_core *c, uint64_t pc, uint32_t asn, uint64_t after)
         c->bp[first + i] = 0xff;
 }
 
-static inline bool slot_ok(const cycles_core *c, int pipe)
+/* The slotting table: for each group state and pipe class, the state with
+ * that instruction added, or 0xff when no pipe is left for it.  Two integer
+ * and two FP pipes; the 21164 slots a whole fetch block at once, so an
+ * instruction that fits either pipe leaves the one a later instruction
+ * needs: a group fits when the counts allow some assignment. */
+static void build_slots(cycles_core *c)
 {
-    uint32_t e0 = c->e0, e1 = c->e1, e01 = c->e01, fa = c->fa, fm = c->fm, fam = c->fam;
-    switch (pipe) {
-    case P_E0: e0++; break;
-    case P_E1: e1++; break;
-    case P_E01: e01++; break;
-    case P_FA: fa++; break;
-    case P_FM: fm++; break;
-    default: fam++; break;
+    for (int st = 0; st < SLOT_STATES; st++) {
+        int v = st, cnt[6];
+        const int radix[6] = { 2, 2, 3, 2, 2, 3 };
+        for (int k = 0; k < 6; k++) {
+            cnt[k] = v % radix[k];
+            v /= radix[k];
+        }
+        for (int pipe = 0; pipe < 6; pipe++) {
+            int n[6];
+            memcpy(n, cnt, sizeof n);
+            n[pipe]++;
+            bool ok = n[P_E0] <= 1 && n[P_E1] <= 1 && n[P_E0] + n[P_E1] + n[P_E01] <= 2 &&
+                      n[P_FA] <= 1 && n[P_FM] <= 1 && n[P_FA] + n[P_FM] + n[P_FAM] <= 2;
+            int code = 0;
+            for (int k = 5; k >= 0; k--)
+                code = code * radix[k] + n[k];
+            c->slot_next[st][pipe] = ok ? (uint8_t)code : 0xff;
+        }
     }
-    /* Two integer and two FP pipes; the 21164 slots a whole fetch block at
-     * once, so an instruction that fits either pipe leaves the one a later
-     * instruction needs. */
-    return e0 <= 1 && e1 <= 1 && e0 + e1 + e01 <= 2 && fa <= 1 && fm <= 1 && fa + fm + fam <= 2;
 }
 
-static inline void slot_take(cycles_core *c, int pipe)
-{
-    switch (pipe) {
-    case P_E0: c->e0++; break;
-    case P_E1: c->e1++; break;
-    case P_E01: c->e01++; break;
-    case P_FA: c->fa++; break;
-    case P_FM: c->fm++; break;
-    default: c->fam++; break;
-    }
-}
-
-#define NEED(reg, early) do {                                                 \
-        unsigned r_ = (reg);                                                  \
-        uint64_t t_ = (early) ? c->fastr[r_] : c->ready[r_];                  \
-        if (t_ > earliest) {                                                  \
-            earliest = t_;                                                    \
-            cause = c->rcause[r_];                                            \
-        }                                                                     \
+/* Earliest cycle register r allows, and why. */
+#define NEED(arr, r) do {                                                     \
+        unsigned r_ = (r);                                                    \
+        uint64_t t_ = (arr)[r_];                                              \
+        bool later_ = t_ > earliest;                                          \
+        earliest = later_ ? t_ : earliest;                                    \
+        cause = later_ ? c->rcause[r_] : cause;                               \
     } while (0)
 
-void cycles_step(cycles_core *c, const cycles_insn *in)
+void cycles_set_asn(cycles_core *c, uint32_t asn) { c->asn = asn; }
+
+void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t ea, uint64_t next_pc)
 {
-    const cop *o = &c->ops[in->id < c->nops ? in->id : c->nops];
-    const uint64_t pc = in->pc, t = c->now;
-    const uint32_t w = in->word;
+    const cop *o = &c->ops[id < c->nops ? id : c->nops];
+    const uint64_t t = c->now;
+    const uint32_t asn = c->asn;
     uint64_t earliest = 0;
     int cause = ST_DEPENDENCY;
     bool join = c->gn > 0;
 
     if (pc != c->seq_pc || !(pc & c->fb_mask)) {
         join = false;
-        fetch(c, pc, in->asn, t);
+        fetch(c, pc, asn, t);
         earliest = c->fetch_ready;
         cause = c->fetch_cause;
     }
-    if (o->src_a)       /* a branch or CMOV tests Ra: it may use a fast result */
-        NEED(((w >> 21) & 31) + o->src_a - 1, o->early);
-    if (o->src_b && !(o->opr && (w & 0x1000)))
-        NEED(((w >> 16) & 31) + o->src_b - 1, 0);
-    if (o->src_c)
-        NEED((w & 31) + o->src_c - 1, 0);
+    /* A branch or CMOV tests Ra: it may use a same-cycle compare result. */
+    NEED(o->early ? c->fastr : c->ready, ((w >> 21) & 31) | o->bank_a);
+    NEED(c->ready, ((w >> 16) & 31) | o->bank_b | ((w >> 6) & o->lit_b));
+    NEED(c->ready, (w & 31) | o->bank_c);
 
-    if (o->unit == U_MUL && c->mul_free > earliest) {
+    if (likely_not(o->unit) && o->unit == U_MUL && c->mul_free > earliest) {
         earliest = c->mul_free;
         cause = ST_MULTIPLIER;
-    } else if (o->unit == U_DIV && c->div_free > earliest) {
+    } else if (likely_not(o->unit) && o->unit == U_DIV && c->div_free > earliest) {
         earliest = c->div_free;
         cause = ST_DIVIDER;
     }
 
     bool dtb_miss = false;
-    if (o->kind == K_LOAD || o->kind == K_STORE) {
-        uint64_t pg = CKEY(in->asn, in->ea >> c->page_shift);
+    if (o->mem) {
+        uint64_t pg = CKEY(asn, ea >> c->page_shift);
         if (!ctlb_access(&c->dtb, pg)) {
             dtb_miss = true;
             c->st.dtb_misses++;
@@ -378,23 +399,23 @@ void cycles_step(cycles_core *c, const cycles_insn *in)
         }
         if (o->kind == K_STORE) {
             cwbuf_retire(&c->wb, earliest > t ? earliest : t);
-            uint64_t wl = in->ea >> c->dc.line_shift;
+            uint64_t wl = ea >> c->dc.line_shift;
             if (c->wb.n == c->wb.cap && cwbuf_find(&c->wb, wl) < 0 && c->wb.done[c->wb.head] > earliest) {
                 earliest = c->wb.done[c->wb.head];
                 cause = ST_WRITE_BUFFER;
             }
         }
     } else if (o->kind == K_MB && c->wb.n) {
-        uint32_t last = (c->wb.head + c->wb.n - 1) % c->wb.cap;
+        uint32_t last = WB_AT(c->wb.head + c->wb.n - 1);
         if (c->wb.done[last] > earliest) {
             earliest = c->wb.done[last];
             cause = ST_WRITE_BUFFER;
         }
     }
 
-    if (join && (earliest > t || c->gn >= c->p.issue_width || !slot_ok(c, o->pipe) || dtb_miss ||
-                 (o->kind == K_LOAD && c->gst) || (o->kind == K_STORE && c->gld)))
-        join = false;
+    uint8_t slots = c->slot_next[c->slots][o->pipe];
+    join = join & (earliest <= t) & (c->gn < c->p.issue_width) & (slots != 0xff) & !dtb_miss &
+           !((o->kind == K_LOAD) & c->gst) & !((o->kind == K_STORE) & c->gld);
 
     uint64_t issue = t;
     if (!join) {
@@ -406,82 +427,72 @@ void cycles_step(cycles_core *c, const cycles_insn *in)
         c->st.issue_cycles++;
         c->now = issue;
         c->gn = 0;
-        c->e0 = c->e1 = c->e01 = c->fa = c->fm = c->fam = c->gld = c->gst = 0;
+        c->gld = c->gst = 0;
+        slots = c->slot_next[0][o->pipe];
         if (issue >= c->wake)
             c->obs.advance(c->obs.ctx, t, issue, pc);
     }
     c->gn++;
-    slot_take(c, o->pipe);
+    c->slots = slots;
     c->st.instructions++;
+    event(c, CEV_ISSUES, issue, pc);
     c->seq_pc = pc + 4;
 
     /* The result. */
-    if (o->dst_field) {
-        unsigned d = (o->dst_field == 1 ? (w >> 21) & 31 : w & 31);
-        if (d != 31) {
-            d += o->dst_bank;
-            uint64_t r = issue + o->lat;
-            int rc = ST_DEPENDENCY;
-            if (o->kind == K_LOAD) {
-                bool hit;
-                uint64_t dl = in->ea >> c->dc.line_shift;
-                uint32_t way = ccache_access(&c->dc, dl, CKEY(in->asn, dl), &hit);
-                if (hit) {
-                    if (c->dc.ready[way] > r) {     /* merged with a fill under way */
-                        r = c->dc.ready[way];
-                        rc = ST_DCACHE;
-                    }
-                } else {
-                    c->st.dcache_misses++;
-                    event(c, CEV_DMISS, issue, pc);
-                    r = issue + fill_latency(c, in->ea, in->asn, issue, pc);
-                    c->dc.ready[way] = r;
-                    rc = ST_DCACHE;
-                }
+    unsigned d = (w >> o->dst_shift) & 31;
+    d = (d == 31) | (o->dst_bank == REG_SINK) ? REG_SINK : d | o->dst_bank;
+    uint64_t r = issue + o->lat;
+    int rc = ST_DEPENDENCY;
+    if (o->kind == K_LOAD) {
+        /* every load (a prefetch to R31 too) brings its line in */
+        bool hit;
+        uint64_t dl = ea >> c->dc.line_shift;
+        uint32_t way = ccache_access(&c->dc, dl, CKEY(asn, dl), &hit);
+        if (hit) {
+            if (c->dc.ready[way] > r) {     /* merged with a fill under way */
+                r = c->dc.ready[way];
+                rc = ST_DCACHE;
             }
-            c->ready[d] = r;
-            c->fastr[d] = o->fast ? issue : r;
-            c->rcause[d] = (uint8_t)rc;
+        } else {
+            c->st.dcache_misses++;
+            event(c, CEV_DMISS, issue, pc);
+            r = issue + fill_latency(c, ea, asn, issue, pc);
+            c->dc.ready[way] = r;
+            rc = ST_DCACHE;
         }
     }
+    c->ready[d] = r;
+    c->fastr[d] = o->fast ? issue : r;
+    c->rcause[d] = (uint8_t)rc;
 
+    if (o->kind == K_ALU)
+        goto done;
     switch (o->kind) {
     case K_LOAD:
         c->st.loads++;
         c->gld = 1;
-        if (!o->dst_field || ((o->dst_field == 1 ? (w >> 21) & 31 : w & 31) == 31)) {
-            /* a prefetch (load to r31/f31) still brings the line in */
-            bool hit;
-            uint64_t dl = in->ea >> c->dc.line_shift;
-            uint32_t way = ccache_access(&c->dc, dl, CKEY(in->asn, dl), &hit);
-            if (!hit) {
-                c->st.dcache_misses++;
-                event(c, CEV_DMISS, issue, pc);
-                c->dc.ready[way] = issue + fill_latency(c, in->ea, in->asn, issue, pc);
-            }
-        }
         break;
     case K_STORE: {
         c->st.stores++;
         c->gst = 1;
-        uint64_t wl = in->ea >> c->dc.line_shift;
+        uint64_t wl = ea >> c->dc.line_shift;
         cwbuf_retire(&c->wb, issue);
         if (cwbuf_find(&c->wb, wl) >= 0) {
             c->st.write_buffer_merges++;
         } else {
             /* The write goes to the S-cache (write-back, allocating); a
              * line that is not there costs a fill first. */
-            uint64_t sl = in->ea >> c->sc.line_shift;
-            uint32_t cost = ccache_probe(&c->sc, sl, CKEY(in->asn, sl))
+            uint64_t sl = ea >> c->sc.line_shift;
+            uint32_t cost = ccache_probe(&c->sc, sl, CKEY(asn, sl))
                                 ? c->p.write_buffer_drain
-                                : fill_latency(c, in->ea, in->asn, issue, pc);
+                                : fill_latency(c, ea, asn, issue, pc);
             uint64_t start = issue;
             if (c->wb.n) {
-                uint64_t prev = c->wb.done[(c->wb.head + c->wb.n - 1) % c->wb.cap];
+                uint64_t prev = c->wb.done[WB_AT(c->wb.head + c->wb.n - 1)];
                 if (prev > start)
                     start = prev;
             }
-            uint32_t slot = (c->wb.head + c->wb.n) % c->wb.cap;
+            uint32_t slot = WB_AT(c->wb.head + c->wb.n);
             c->wb.line[slot] = wl;
             c->wb.done[slot] = start + cost;
             c->wb.n++;
@@ -494,7 +505,7 @@ void cycles_step(cycles_core *c, const cycles_insn *in)
         uint8_t ctr = c->bp[i];
         if (ctr == 0xff)            /* backward taken, forward not taken */
             ctr = (w & 0x100000) ? 2 : 1;
-        bool taken = in->next_pc != pc + 4;
+        bool taken = next_pc != pc + 4;
         bool pred = ctr >= 2;
         if (taken && ctr < 3)
             ctr++;
@@ -515,7 +526,7 @@ void cycles_step(cycles_core *c, const cycles_insn *in)
     case K_BSR:
     case K_BR:
         if (o->kind == K_BSR && c->p.return_stack) {
-            c->ras_top = (c->ras_top + 1) % c->p.return_stack;
+            c->ras_top = (c->ras_top + 1) & (RAS_RING - 1);
             c->ras[c->ras_top] = pc + 4;
             if (c->ras_n < c->p.return_stack)
                 c->ras_n++;
@@ -532,9 +543,9 @@ void cycles_step(cycles_core *c, const cycles_insn *in)
         if (o->kind == K_RET || o->kind == K_COR) {
             if (o->kind == K_RET)
                 c->st.returns++;
-            right = c->ras_n && c->ras[c->ras_top] == in->next_pc;
+            right = c->ras_n && c->ras[c->ras_top] == next_pc;
             if (c->ras_n) {
-                c->ras_top = (c->ras_top + c->p.return_stack - 1) % c->p.return_stack;
+                c->ras_top = (c->ras_top - 1) & (RAS_RING - 1);
                 c->ras_n--;
             }
             if (!right && o->kind == K_RET)
@@ -543,10 +554,10 @@ void cycles_step(cycles_core *c, const cycles_insn *in)
             /* Only the low 16 bits of the hinted target mean anything. */
             int64_t hint = (int32_t)((w & 0x3fff) << 18) >> 18;
             uint64_t predicted = pc + 4 + (uint64_t)(hint * 4);
-            right = ((predicted ^ in->next_pc) & 0xffff) == 0;
+            right = ((predicted ^ next_pc) & 0xffff) == 0;
         }
         if ((o->kind == K_JSR || o->kind == K_COR) && c->p.return_stack) {
-            c->ras_top = (c->ras_top + 1) % c->p.return_stack;
+            c->ras_top = (c->ras_top + 1) & (RAS_RING - 1);
             c->ras[c->ras_top] = pc + 4;
             if (c->ras_n < c->p.return_stack)
                 c->ras_n++;
@@ -573,9 +584,12 @@ void cycles_step(cycles_core *c, const cycles_insn *in)
     default:
         break;
     }
-    if (o->unit == U_MUL)
-        c->mul_free = issue + o->busy;
-    else if (o->unit == U_DIV)
-        c->div_free = issue + o->busy;
+done:
+    if (likely_not(o->unit)) {
+        if (o->unit == U_MUL)
+            c->mul_free = issue + o->busy;
+        else
+            c->div_free = issue + o->busy;
+    }
     c->st.cycles = c->now;
 }

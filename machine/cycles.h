@@ -69,16 +69,6 @@ typedef struct cycles_stats {
 
 typedef struct cycles_core cycles_core;
 
-/* One retired instruction, as the executor reports it. */
-typedef struct cycles_insn {
-    uint64_t pc;
-    uint64_t ea;        /* load/store effective address */
-    uint64_t next_pc;   /* the next instruction executed */
-    uint32_t word;
-    uint16_t id;        /* alpha_optable row, 0xffff: unknown */
-    uint32_t asn;       /* address-space number: tags caches and TLBs */
-} cycles_insn;
-
 /* What the PMU sees of the model: the head of the issue queue changes
  * (cycle_to is when the instruction at pc issues, cycle_from when the one
  * before it did) and events happen.  Both may be NULL. */
@@ -102,7 +92,15 @@ void cycles_set_trace(cycles_core *c, bool trace);
 cycles_observer cycles_get_observer(const cycles_core *c);
 void cycles_set_event_mask(cycles_core *c, uint32_t mask);
 
-void cycles_step(cycles_core *c, const cycles_insn *in);
+/* One retired instruction: its address, word and alpha_optable row
+ * (0xffff: unknown), the effective address of a load or store, and the
+ * address of the next instruction executed.  Arguments, not a struct: this
+ * runs for every instruction and they arrive in registers. */
+void cycles_step(cycles_core *c, uint64_t pc, uint32_t word, unsigned id, uint64_t ea, uint64_t next_pc);
+
+/* The address-space number that tags cache and TLB entries from now on
+ * (the machine uses the process id). */
+void cycles_set_asn(cycles_core *c, uint32_t asn);
 
 /* A context switch or signal: the pipeline's group and fetch stream end. */
 void cycles_break(cycles_core *c);

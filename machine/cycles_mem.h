@@ -106,8 +106,11 @@ static inline bool ctlb_access(ctlb *t, uint64_t key)
 }
 
 /* The write buffer: entries of one cache line each, written to the S-cache
- * one after another.  done[] is when each entry's write completes. */
+ * one after another.  done[] is when each entry's write completes.  The
+ * ring is WB_MAX long whatever the capacity, so indexing is a mask, not a
+ * division (this runs for every store). */
 #define WB_MAX 32
+#define WB_AT(i) ((i) & (WB_MAX - 1))
 typedef struct cwbuf {
     uint32_t cap, head, n;
     uint64_t line[WB_MAX];
@@ -118,7 +121,7 @@ typedef struct cwbuf {
 static inline void cwbuf_retire(cwbuf *w, uint64_t t)
 {
     while (w->n && w->done[w->head] <= t) {
-        w->head = (w->head + 1) % w->cap;
+        w->head = WB_AT(w->head + 1);
         w->n--;
     }
 }
@@ -126,7 +129,7 @@ static inline void cwbuf_retire(cwbuf *w, uint64_t t)
 /* The entry holding line, or -1. */
 static inline int cwbuf_find(const cwbuf *w, uint64_t line)
 {
-    for (uint32_t i = 0, j = w->head; i < w->n; i++, j = (j + 1) % w->cap)
+    for (uint32_t i = 0, j = w->head; i < w->n; i++, j = WB_AT(j + 1))
         if (w->line[j] == line)
             return (int)j;
     return -1;

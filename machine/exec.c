@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "machine/axp.h"
+#include "machine/cycles.h"
 #include "machine/exact.h"
 #include "machine/linux.h"
 #include "machine/ops.h"
@@ -147,6 +148,8 @@ _Noreturn void guest_fault(thread *t, block *b, const dinsn *d, int sig,
         if (t->m->x)
             exact_fault(t, b, (uint32_t)retired);
         t->pc = after ? pc + 4 : pc;
+        if (after && t->m->curcpu && t->m->curcpu->core)
+            cycles_step(t->m->curcpu->core, pc, d->word, d->id, 0, pc + 4);
         if (after && t->m->hook) {          /* a trap after the instruction retired */
             machine *m = t->m;
             axp_retire r = { .cpu = m->curcpu ? m->curcpu->id : 0, .pid = t->p->pid, .tid = t->tid,

@@ -40,15 +40,23 @@ static void EXEC_INNER(thread *t, int64_t budget)
     int slot;
 #if EXEC_TIMED
     uint64_t ea_last = 0;
+    /* the cycle model of this CPU, tagging caches with this process */
+    cycles_core *const core = m->curcpu ? m->curcpu->core : NULL;
+    if (core)
+        cycles_set_asn(core, (uint32_t)t->p->pid);
 #endif
 
 #if EXEC_TIMED
 #define PCOF(dd) (b->pc + ((uint64_t)((dd) - b->ins) << 2))
 #define RETIRE(np) do {                                                       \
-        axp_retire r_ = { .cpu = m->curcpu ? m->curcpu->id : 0, .pid = t->p->pid, .tid = t->tid, \
-                          .pc = PCOF(d), .word = d->word, .id = d->id,          \
-                          .ea = ea_last, .next_pc = (np) };                     \
-        m->hook(m->hook_ctx, &r_);                                            \
+        if (core)                                                             \
+            cycles_step(core, PCOF(d), d->word, d->id, ea_last, (np));        \
+        if (m->hook) {                                                        \
+            axp_retire r_ = { .cpu = m->curcpu ? m->curcpu->id : 0, .pid = t->p->pid, \
+                              .tid = t->tid, .pc = PCOF(d), .word = d->word,  \
+                              .id = d->id, .ea = ea_last, .next_pc = (np) };  \
+            m->hook(m->hook_ctx, &r_);                                        \
+        }                                                                     \
         ea_last = 0;                                                          \
     } while (0)
 #define MEMEA(ea) (ea_last = (ea))

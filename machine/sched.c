@@ -282,7 +282,7 @@ static void run_cpu(machine *m, cpu *c)
                 continue;
             }
         }
-        uint64_t n = m->hook ? exec_timed(t, (int64_t)(q - c->used))
+        uint64_t n = (m->hook || c->core) ? exec_timed(t, (int64_t)(q - c->used))
                              : exec_functional(t, (int64_t)(q - c->used));
         c->used += n;
         c->insns += n;

@@ -26,8 +26,6 @@ struct timing {
     cycles_core **core;
     pmu **pmu;
     int ncpu;
-    axp_retire_hook user_hook;   /* a hook set besides the model (tests) */
-    void *user_ctx;
     bool truth;
     truth_ent *tt;
     size_t tcap, tn;
@@ -193,17 +191,6 @@ static void sample_sink(void *ctx, int cpuno, uint64_t pc, int ev)
         m->shook(m->shook_ctx, cpuno, (int)pid, pc, (unsigned)ev);
 }
 
-static void timed_retire(void *ctx, const axp_retire *r)
-{
-    machine *m = ctx;
-    struct timing *t = m->tm;
-    cycles_insn in = { .pc = r->pc, .ea = r->ea, .next_pc = r->next_pc, .word = r->word,
-                       .id = r->id, .asn = (uint32_t)r->pid };
-    cycles_step(t->core[r->cpu], &in);
-    if (t->user_hook)
-        t->user_hook(t->user_ctx, r);
-}
-
 int timing_start(machine *m, char *err, size_t errsz)
 {
     struct timing *t = m->tm;
@@ -232,14 +219,8 @@ int timing_start(machine *m, char *err, size_t errsz)
             cycles_set_trace(t->core[i], true);
         }
     }
-    /* the model rides on the timed executor's hook; a hook set before
-     * stays and is called after the model */
-    if (m->hook != timed_retire) {
-        t->user_hook = m->hook;
-        t->user_ctx = m->hook_ctx;
-    }
-    m->hook = timed_retire;
-    m->hook_ctx = m;
+    for (int i = 0; i < m->ncpu; i++)
+        m->cpus[i].core = t->core[i];
     return 0;
 oom:
     snprintf(err, errsz, "out of memory setting up the cycle model");
