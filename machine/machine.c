@@ -64,6 +64,12 @@ axp_machine *axp_new(const axp_config *cfg, char *err, size_t errsz)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     m->rt0_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    /* AXP_EPOCH=SECONDS: the guest's wall clock starts there instead of at
+     * the host's time, so programs that read the date (speedtest1 does)
+     * run identically every time: same instructions, same cycles. */
+    const char *ep = getenv("AXP_EPOCH");
+    if (ep && *ep)
+        m->rt0_ns = strtoll(ep, NULL, 10) * 1000000000;
     /* guest descriptors are host descriptors: allow as many as we may */
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
@@ -93,7 +99,7 @@ void image_notice(machine *m, proc *p, int img, uint64_t base, uint64_t size, ui
         return;
     axp_image_event e = { .kind = AXP_IMAGE_LOAD, .pid = p->pid, .base = base, .size = size,
                           .offset = off, .link = link, .path = m->img[img].gpath,
-                          .build_id = m->img[img].build_id };
+                          .host_path = m->img[img].path, .build_id = m->img[img].build_id };
     m->ihook(m->ihook_ctx, &e);
 }
 
