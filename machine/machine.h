@@ -49,6 +49,9 @@ typedef struct axp_image_event {
     uint64_t offset;        /* file offset of base (LOAD) */
     int64_t link;           /* link-time address minus run-time address (LOAD) */
     const char *path;       /* the image's path as the guest named it (LOAD) */
+    const char *host_path;  /* the file axp read it from, as axp opened it: a
+                             * collector needs the host's file to read the
+                             * image's program headers (LOAD) */
     const char *build_id;   /* lowercase hex, "" if none (LOAD) */
 } axp_image_event;
 typedef void (*axp_image_hook)(void *ctx, const axp_image_event *e);
