@@ -63,6 +63,8 @@ const ev5_param_desc ev5_param_table[] = {
     { "bcache.ways", F(bcache.ways), "assumption: direct-mapped" },
     { "bcache.latency", F(bcache.latency), "fact: L3 38 cycles (gcc ev5 model)" },
     { "mem_latency", F(mem_latency), "assumption: 80 cycles to memory after a B-cache miss" },
+    { "bcache_fill_busy", F(bcache_fill_busy), "assumption: a 64-byte line crosses a 16-byte B-cache port in 4 cycles" },
+    { "mem_fill_busy", F(mem_fill_busy), "assumption: about 1.8 bytes a cycle from memory, 36 cycles per 64-byte line" },
     { "itb_entries", F(itb_entries), "fact: ITB 48 entries, fully associative" },
     { "dtb_entries", F(dtb_entries), "fact: DTB 64 entries" },
     { "page_size", F(page_size), "fact: 8 KB pages" },
@@ -111,6 +113,8 @@ void ev5_defaults(ev5_params *p)
     p->scache = (ev5_cache){ 96 * 1024, 64, 3, 12 };
     p->bcache = (ev5_cache){ 2 * 1024 * 1024, 64, 1, 38 };
     p->mem_latency = 80;
+    p->bcache_fill_busy = 4;
+    p->mem_fill_busy = 36;
     p->itb_entries = 48;
     p->dtb_entries = 64;
     p->page_size = 8192;

@@ -34,6 +34,8 @@ typedef struct ev5_params {
     /* memory hierarchy */
     ev5_cache icache, dcache, scache, bcache;
     uint32_t mem_latency;         /* cycles from a B-cache (or S-cache) miss */
+    uint32_t bcache_fill_busy;    /* cycles the B-cache port is busy per line */
+    uint32_t mem_fill_busy;       /* cycles the memory bus is busy per line */
     uint32_t itb_entries, dtb_entries;
     uint32_t page_size;
     uint32_t itb_miss_cycles, dtb_miss_cycles;

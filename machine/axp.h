@@ -223,6 +223,7 @@ typedef struct gfile {
     int kind;            /* FK_* */
     int flags;           /* Alpha O_* status flags (O_APPEND, O_NONBLOCK, access) */
     bool hostnb;         /* host descriptor is O_NONBLOCK (one we created) */
+    bool random;         /* /dev/[u]random: reads come from random_fill */
     char *path;          /* guest path, for /proc/self/fd and messages */
 } gfile;
 
@@ -408,6 +409,7 @@ struct axp_machine {
     int init_status;
 
     uint64_t icount;        /* retired instructions, all CPUs */
+    uint64_t rng;           /* getrandom and /dev/urandom (random_fill) */
     uint64_t syscalls, unaligned, blocks_made, forks, signals;
     pstat *ps;
     int nps, cps;
@@ -419,6 +421,9 @@ struct axp_machine {
 
 /* Guest time in nanoseconds as the running CPU sees it. */
 int64_t vtime_ns(machine *m);
+
+/* The guest's "random" bytes: a fixed sequence, so runs repeat. */
+void random_fill(machine *m, void *buf, size_t n);
 uint64_t vcycles(machine *m);
 
 /* The executors.  Run t for about budget instructions; return the number

@@ -74,6 +74,7 @@ struct cycles_core {
     uint64_t ready[REG_SINK + 1], fastr[REG_SINK + 1];
     uint8_t rcause[REG_SINK + 1];
     uint64_t mul_free, div_free;
+    uint64_t bus_free;          /* when the B-cache port / memory bus takes the next line */
 
     ccache ic, dc, sc, bc;
     ctlb itb, dtb;
@@ -271,15 +272,27 @@ static uint32_t fill_latency(cycles_core *c, uint64_t addr, uint32_t asn, uint64
         return c->p.scache.latency;
     c->st.scache_misses++;
     event(c, CEV_SMISS, cycle, pc);
+    /* Beyond the chip, lines queue for the B-cache port or the memory bus:
+     * a stream of misses is limited by bandwidth, not only latency. */
+    uint32_t lat, busy;
     if (c->bc.tag) {
         uint64_t bl = addr >> c->bc.line_shift;
         ccache_access(&c->bc, bl, CKEY(asn, bl), &hit);
-        if (hit)
-            return c->p.bcache.latency;
-        c->st.bcache_misses++;
-        return c->p.bcache.latency + c->p.mem_latency;
+        if (hit) {
+            lat = c->p.bcache.latency;
+            busy = c->p.bcache_fill_busy;
+        } else {
+            c->st.bcache_misses++;
+            lat = c->p.bcache.latency + c->p.mem_latency;
+            busy = c->p.mem_fill_busy;
+        }
+    } else {
+        lat = c->p.scache.latency + c->p.mem_latency;
+        busy = c->p.mem_fill_busy;
     }
-    return c->p.scache.latency + c->p.mem_latency;
+    uint64_t start = c->bus_free > cycle ? c->bus_free : cycle;
+    c->bus_free = start + busy;
+    return (uint32_t)(start - cycle) + lat;
 }
 
 /* A new fetch block at pc: the ITB and the I-cache are consulted when the

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "machine/axp.h"
@@ -81,6 +82,12 @@ gfile *gfile_new(int host, int flags, const char *path)
     f->host = host;
     f->kind = fd_kind(host);
     f->flags = flags;
+    /* /dev/random and /dev/urandom (char 1:8, 1:9) read the machine's own
+     * generator, like getrandom: runs must repeat exactly. */
+    struct stat st;
+    if (f->kind == FK_CHR && fstat(host, &st) == 0 && major(st.st_rdev) == 1 &&
+        (minor(st.st_rdev) == 8 || minor(st.st_rdev) == 9))
+        f->random = true;
     f->path = path ? strdup(path) : NULL;
     return f;
 }

@@ -121,6 +121,14 @@ static long do_read(thread *t, gfile *f, uint64_t buf, uint64_t n, int64_t off)
     int k = mem_iov(t->mm, buf, n, true, iov, MAXIOV);
     if (k < 0)
         return k;
+    if (f->random) {
+        size_t got = 0;
+        for (int i = 0; i < k; i++) {
+            random_fill(t->m, iov[i].iov_base, iov[i].iov_len);
+            got += iov[i].iov_len;
+        }
+        return (long)got;
+    }
     ssize_t r = off >= 0 ? preadv(f->host, iov, k, off) : readv(f->host, iov, k);
     if (r < 0) {
         if ((errno == EAGAIN || errno == EWOULDBLOCK) && !nb)

@@ -143,18 +143,27 @@ SYS(osf_setsysinfo)
     }
 }
 
+void random_fill(machine *m, void *buf, size_t n)
+{
+    uint8_t *b = buf;
+    if (!m->rng)
+        m->rng = 0x9e3779b97f4a7c15ULL;
+    for (size_t i = 0; i < n; i++) {
+        m->rng ^= m->rng << 13;
+        m->rng ^= m->rng >> 7;
+        m->rng ^= m->rng << 17;
+        b[i] = (uint8_t)(m->rng >> 24);
+    }
+}
+
 /* Deterministic on purpose: the same run gets the same "random" bytes. */
 SYS(getrandom)
 {
-    static uint64_t s = 0x9e3779b97f4a7c15ULL;
     uint64_t n = a[1] > (1u << 25) ? (1u << 25) : a[1];
     uint8_t *buf = malloc(n ? n : 1);
-    for (uint64_t i = 0; i < n; i++) {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        buf[i] = (uint8_t)(s >> 24);
-    }
+    if (!buf)
+        return -A_ENOMEM;
+    random_fill(t->m, buf, n);
     long r = n && mem_write(t->mm, a[0], buf, n) ? -A_EFAULT : (long)n;
     free(buf);
     return r;
