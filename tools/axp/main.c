@@ -8,6 +8,7 @@
 
 #include "alpha/ev5.h"
 #include "machine/machine.h"
+#include "tools/axp/collect.h"
 
 extern char **environ;
 
@@ -35,7 +36,14 @@ static void usage(FILE *f)
         "                   events: cycles imiss dmiss branchmp dtbmiss itbmiss\n"
         "                   jsrmp smiss issues\n"
         "  --pmu-seed N     seed of the random sampling periods (default 1)\n"
-        "  --truth FILE     write each instruction's head-of-queue cycles and samples\n",
+        "  --truth FILE     write each instruction's head-of-queue cycles and samples\n"
+        "  --collector DIR  send the samples to the cpod daemon of profile database DIR\n"
+        "  --driver PATH    send the samples to a driver region at PATH, for another\n"
+        "                   consumer (default: a private region drained by axp itself)\n"
+        "  --driver-policy front|rr\n"
+        "                   the driver's hash-table eviction policy (default front)\n"
+        "  --sample-log FILE\n"
+        "                   write every sample in order: CPU PID PC EVENT\n",
         AXP_DEFAULT_ROOT);
 }
 
@@ -72,6 +80,8 @@ static int cmd_run(int argc, char **argv)
 {
     axp_config cfg = { .ncpus = 1 };
     const char *stats = NULL, *exact = NULL, *pmu = NULL, *truth = NULL;
+    collect_options co = { .policy = DRV_POLICY_FRONT };
+    bool policy_set = false;
     const char *ev5[256];
     size_t nev5 = 0;
     bool timing = false;
@@ -132,6 +142,22 @@ static int cmd_run(int argc, char **argv)
             }
         } else if ((v = optval(argc, argv, &i, "--truth", &missing))) {
             truth = v;
+        } else if ((v = optval(argc, argv, &i, "--collector", &missing))) {
+            co.db_dir = v;
+        } else if ((v = optval(argc, argv, &i, "--driver-policy", &missing))) {
+            if (!strcmp(v, "front"))
+                co.policy = DRV_POLICY_FRONT;
+            else if (!strcmp(v, "rr"))
+                co.policy = DRV_POLICY_RR;
+            else {
+                fprintf(stderr, "axp: --driver-policy: expected front or rr, got '%s'\n", v);
+                return 2;
+            }
+            policy_set = true;
+        } else if ((v = optval(argc, argv, &i, "--driver", &missing))) {
+            co.driver_path = v;
+        } else if ((v = optval(argc, argv, &i, "--sample-log", &missing))) {
+            co.sample_log = v;
         } else if (!strcmp(a, "--strict")) {
             cfg.strict = true;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -153,6 +179,16 @@ static int cmd_run(int argc, char **argv)
     if (i >= argc) {
         fprintf(stderr, "axp: no program to run\n");
         usage(stderr);
+        return 2;
+    }
+    if (co.db_dir && co.driver_path) {
+        fprintf(stderr, "axp: --collector and --driver: choose one destination for the samples\n");
+        return 2;
+    }
+    const char *needs = co.db_dir ? "--collector" : co.driver_path ? "--driver"
+                      : policy_set ? "--driver-policy" : co.sample_log ? "--sample-log" : NULL;
+    if (needs && !pmu) {
+        fprintf(stderr, "axp: %s needs --pmu (which events to sample)\n", needs);
         return 2;
     }
     cfg.exact = exact != NULL;
@@ -194,18 +230,40 @@ static int cmd_run(int argc, char **argv)
         return 2;
     }
     const char *prog = argv[i];
-    if (axp_spawn(m, prog, argv + i, environ, err, sizeof err) != 0) {
+    /* the samples' destination, before the program's images load */
+    collect *col = NULL;
+    co.ncpus = (unsigned)cfg.ncpus;
+    co.program = prog;
+    if (pmu && !(col = collect_start(m, &co, err, sizeof err))) {
         fprintf(stderr, "axp: %s\n", err);
+        if (tf)
+            fclose(tf);
         if (sf)
             fclose(sf);
         if (xf)
             fclose(xf);
+        axp_free(m);
+        return 2;
+    }
+    if (axp_spawn(m, prog, argv + i, environ, err, sizeof err) != 0) {
+        fprintf(stderr, "axp: %s\n", err);
+        if (tf)
+            fclose(tf);
+        if (sf)
+            fclose(sf);
+        if (xf)
+            fclose(xf);
+        collect_close(col);
         axp_free(m);
         return access(prog, F_OK) ? 127 : 126;
     }
     axp_forward_host_signals();
     int status = axp_run(m);
     fflush(stdout);
+    if (col && collect_finish(col, err, sizeof err)) {
+        fprintf(stderr, "axp: %s\n", err);
+        status = status ? status : 1;
+    }
     if (sf) {
         if (axp_write_stats(m, sf) || fclose(sf)) {
             fprintf(stderr, "axp: --stats %s: %s\n", stats, strerror(errno));
@@ -224,6 +282,7 @@ static int cmd_run(int argc, char **argv)
             status = status ? status : 1;
         }
     }
+    collect_close(col);
     axp_free(m);
     return status;
 }

@@ -1,0 +1,30 @@
+/* tools/axp/sample_log.c: see sample_log.h. */
+#include <errno.h>
+#include <inttypes.h>
+
+#include "tools/axp/sample_log.h"
+
+FILE *sample_log_open(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return NULL;
+    fprintf(f, "# cpu pid pc event\n");
+    return f;
+}
+
+void sample_log_put(FILE *f, int cpu, int pid, uint64_t pc, unsigned event)
+{
+    fprintf(f, "%d %d 0x%" PRIx64 " %u\n", cpu, pid, pc, event);
+}
+
+int sample_log_close(FILE *f)
+{
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        if (bad && !errno)
+            errno = EIO;
+        return -1;
+    }
+    return 0;
+}
