@@ -31,3 +31,40 @@ if [ "$(basename "$IMG")" = lua ] && [ -n "$script" ]; then
   step "lua running $script under qemu-alpha (the reference executor)"
   scripts/qemu-run.sh "$IMG" "$script" | head -8
 fi
+
+# ---- profiling on axp, DCPI's way ----------------------------------------
+AXP=$BUILD/bin/axp
+CPOD=$BUILD/bin/cpod
+if [ "$(basename "$IMG")" = lua ] && [ -n "$script" ] && [ -x "$AXP" ] && [ -x "$CPOD" ]; then
+  tmp=$(mktemp -d)
+  trap '"$CPO" quit --db "$tmp/db" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+
+  step "The same lua on axp's EV5 cycle model"
+  "$AXP" run --timing --stats="$tmp/t.json" "$IMG" "$script" >/dev/null
+  python3 - "$tmp/t.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("  %d instructions, %d cycles, CPI %.2f" % (d["instructions"], d["cycles"], d["cpi"]))
+print("  I-cache misses %d, D-cache misses %d, branch mispredicts %d, jump mispredicts %d"
+      % (d["icache_misses"], d["dcache_misses"], d["branch_mispredicts"], d["jump_mispredicts"]))
+st = sorted(d["stalls"].items(), key=lambda kv: -kv[1])[:5]
+print("  stall cycles: " + ", ".join("%s %d" % kv for kv in st))
+PY
+
+  step "Profiling it: cpod, axp --pmu cycles,imiss --collector, cpo flush"
+  "$CPOD" --db "$tmp/db" >"$tmp/cpod.out" 2>&1 &
+  for _ in $(seq 50); do [ -e "$tmp/db/.cpod" ] && "$CPO" flush --db "$tmp/db" >/dev/null 2>&1 && break; sleep 0.2; done
+  "$AXP" run --cpus 2 --pmu cycles:4000,imiss:64 --collector "$tmp/db" --stats="$tmp/p.json" \
+    "$IMG" "$script" >/dev/null
+  "$CPO" flush --db "$tmp/db" | sed 's/^/  /'
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("  samples produced:", d["samples"])' "$tmp/p.json"
+
+  step "cpo prof: where the cycles went"
+  "$CPO" prof --db "$tmp/db" --limit 12
+
+  top=$("$CPO" prof --db "$tmp/db" --json --limit 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["procedure"])')
+  step "cpo list $top: its hottest instructions"
+  "$CPO" list "$top" --db "$tmp/db" | sort -k2,2nr 2>/dev/null | head -12
+  "$CPO" quit --db "$tmp/db" >/dev/null 2>&1 || true
+  wait
+fi

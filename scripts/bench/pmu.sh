@@ -68,3 +68,15 @@ for spec in cycles,imiss cycles:2000,imiss:256; do
   "$REPLAY" "$tmp/log" --reps "${PMU_BENCH_REPS:-11}"
 done
 echo "(ns/sample: drv_sample replayed in a tight loop, tables in the host's caches: a lower bound)"
+
+# Aggregation grows with the length of a profile: the distinct (pid, pc,
+# event) keys of a workload are bounded by its code, the samples are not.
+# A longer speedtest1 run at DCPI's default periods, both policies.
+LONG=${PMU_BENCH_LONG_SIZE:-20}
+echo
+for pol in front rr; do
+  "$AXP" run --pmu cycles,imiss --driver-policy "$pol" --stats="$tmp/l.json" "$PROG" --size "$LONG" \
+    >/dev/null 2>"$tmp/err" </dev/null || { echo "axp --size $LONG failed:"; cat "$tmp/err"; exit 1; }
+  echo "speedtest1 --size $LONG, --pmu cycles,imiss, policy $pol: $(stat "$tmp/l.json" \
+    '"%d samples, %d overflow entries, aggregation %.2f" % (d["driver"]["samples"], d["driver"]["overflow_entries"], d["driver"]["aggregation"])')"
+done
