@@ -40,27 +40,12 @@ int cmd_export(int argc, char **argv)
         fprintf(stderr, "cpo: export: no output format given (--pprof FILE)\n%s", USAGE);
         rc = 2;
     }
-    if (rc == 0 && !est_selection_finish(&sel, &err)) {
-        fprintf(stderr, "cpo: export: %s\n", err.msg);
-        rc = 2;
-    }
-    if (rc) {
-        est_selection_release(&sel);
+    if ((rc = cpo_selection_finish("export", &sel, rc)))
         return rc;
-    }
     est_set s;
-    if (!est_load(&sel, &s, &err)) {
-        fprintf(stderr, "cpo: %s\n", err.msg);
-        est_selection_release(&sel);
+    rc = cpo_selection_load(&sel, &s);
+    if (rc < 0)
         return 1;
-    }
-    for (size_t e = 0; sel.events && e < s.nevents; e++) {
-        if (!s.totals[e]) {
-            fprintf(stderr, "cpo: %s: no samples of event '%s' in %s%s\n", s.db, s.events[e],
-                    s.all_epochs ? "any epoch" : "epoch ", s.all_epochs ? "" : s.epoch);
-            rc = 1;
-        }
-    }
     if (rc == 0 && !est_pprof_write(&s, pprof, &err)) {
         fprintf(stderr, "cpo: %s\n", err.msg);
         rc = 1;

@@ -236,14 +236,8 @@ int cmd_list(int argc, char **argv)
         fprintf(stderr, "cpo: list: which procedure?\n%s", USAGE);
         rc = 2;
     }
-    if (rc == 0 && !est_selection_finish(&sel, &err)) {
-        fprintf(stderr, "cpo: list: %s\n", err.msg);
-        rc = 2;
-    }
-    if (rc) {
-        est_selection_release(&sel);
+    if ((rc = cpo_selection_finish("list", &sel, rc)))
         return rc;
-    }
     /* An --image that is a file is read for its build-id: it names the
      * image, and is also where its symbols come from if it moved. */
     char want_key[PROFDB_KEY_MAX] = "";

@@ -166,27 +166,12 @@ int cmd_prof(int argc, char **argv)
             break;
         }
     }
-    if (rc == 0 && !est_selection_finish(&sel, &err)) {
-        fprintf(stderr, "cpo: prof: %s\n", err.msg);
-        rc = 2;
-    }
-    if (rc) {
-        est_selection_release(&sel);
+    if ((rc = cpo_selection_finish("prof", &sel, rc)))
         return rc;
-    }
     est_set s;
-    if (!est_load(&sel, &s, &err)) {
-        fprintf(stderr, "cpo: %s\n", err.msg);
-        est_selection_release(&sel);
+    rc = cpo_selection_load(&sel, &s);
+    if (rc < 0)
         return 1;
-    }
-    for (size_t e = 0; e < s.nevents && sel.events; e++) {
-        if (!s.totals[e]) {
-            fprintf(stderr, "cpo: %s: no samples of event '%s' in %s%s\n", s.db, s.events[e],
-                    s.all_epochs ? "any epoch" : "epoch ", s.all_epochs ? "" : s.epoch);
-            rc = 1;
-        }
-    }
     est_row *rows = NULL;
     size_t n = 0;
     if (rc == 0 && !(per_image ? est_images(&s, &rows, &n, &err) : est_procedures(&s, &rows, &n, &err))) {

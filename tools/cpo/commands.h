@@ -4,6 +4,9 @@
 #ifndef CPO_COMMANDS_H
 #define CPO_COMMANDS_H
 
+#include "estimator/profset.h"
+#include "estimator/samples.h"
+
 int cmd_disasm(int argc, char **argv);   /* cmd_disasm.c: alpha/ + image/ */
 int cmd_syms(int argc, char **argv);     /* cmd_syms.c: image/ symbols */
 int cmd_relocs(int argc, char **argv);   /* cmd_relocs.c: image/ relocations */
@@ -19,5 +22,13 @@ int cmd_export(int argc, char **argv);   /* cmd_export.c: estimator/ pprof expor
 int cmd_flush(int argc, char **argv);    /* cmd_daemon.c: steer cpod */
 int cmd_epoch(int argc, char **argv);    /* cmd_daemon.c */
 int cmd_quit(int argc, char **argv);     /* cmd_daemon.c */
+
+/* selection.c: shared by prof, list and export.  Finish the selection
+ * options (rc: the status so far); returns the exit status, releasing sel
+ * when it is not 0.  Then load the set: 0; -1 when that failed (message
+ * printed, sel released: exit 1); 1 when an event asked for has no
+ * samples (message printed, s loaded and sel kept: free both). */
+int cpo_selection_finish(const char *cmd, est_selection *sel, int rc);
+int cpo_selection_load(est_selection *sel, est_set *s);
 
 #endif
