@@ -35,8 +35,6 @@ enum { P_E0, P_E1, P_E01, P_FA, P_FM, P_FAM };
 
 /* Register indices: 0-31 integer, 32-63 FP; 64-127 always ready (an
  * unused field or a literal reads there); 128 takes writes to R31/F31. */
-#define likely_not(x) __builtin_expect(!!(x), 0)
-
 #define REG_NONE 64
 #define REG_SINK 128
 
@@ -58,7 +56,6 @@ struct cycles_core {
     cop *ops;
     uint32_t nops;              /* ops[nops] describes unknown words */
 
-    uint64_t now;               /* the current group's issue cycle */
     uint32_t asn;
     uint64_t seq_pc;            /* the address that continues the group's block */
     uint32_t gn;                /* instructions in the group */
@@ -87,7 +84,7 @@ struct cycles_core {
     uint32_t ras_top, ras_n;
 
     cycles_observer obs;
-    uint64_t wake;              /* obs.advance is called once now reaches this */
+    uint64_t wake;              /* obs.advance is called once the clock reaches this */
     uint32_t evmask;            /* events obs.event wants */
     bool trace;                 /* obs.advance on every group */
 
@@ -174,14 +171,6 @@ static bool build_ops(cycles_core *c)
 
 static void build_slots(cycles_core *c);
 
-static uint32_t log2u(uint32_t v)
-{
-    uint32_t s = 0;
-    while ((1u << s) < v)
-        s++;
-    return s;
-}
-
 cycles_core *cycles_new(const ev5_params *p)
 {
     cycles_core *c = calloc(1, sizeof *c);
@@ -189,7 +178,7 @@ cycles_core *cycles_new(const ev5_params *p)
         return NULL;
     c->p = *p;
     c->fb_mask = p->fetch_block - 1;
-    c->page_shift = log2u(p->page_size);
+    c->page_shift = clog2(p->page_size);
     c->seq_pc = ~0ULL;
     c->fetch_cause = ST_DEPENDENCY;
     c->wb.cap = p->write_buffer_entries;
@@ -229,7 +218,7 @@ void cycles_free(cycles_core *c)
 void cycles_set_observer(cycles_core *c, const cycles_observer *o)
 {
     c->obs = *o;
-    c->wake = o->advance && c->trace ? 0 : o->advance ? 0 : ~0ULL;
+    c->wake = o->advance ? 0 : ~0ULL;
     c->evmask = o->event ? ~0u : 0;
 }
 
@@ -245,14 +234,9 @@ void cycles_set_trace(cycles_core *c, bool trace)
 cycles_observer cycles_get_observer(const cycles_core *c) { return c->obs; }
 void cycles_set_event_mask(cycles_core *c, uint32_t mask) { c->evmask = c->obs.event ? mask : 0; }
 
-uint64_t cycles_now(const cycles_core *c) { return c->now; }
+uint64_t cycles_now(const cycles_core *c) { return c->st.cycles; }
 
 const cycles_stats *cycles_get_stats(const cycles_core *c) { return &c->st; }
-
-void cycles_break(cycles_core *c)
-{
-    c->seq_pc = ~0ULL;
-}
 
 static inline void event(cycles_core *c, int ev, uint64_t cycle, uint64_t pc)
 {
@@ -374,7 +358,7 @@ void cycles_set_asn(cycles_core *c, uint32_t asn) { c->asn = asn; }
 void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t ea, uint64_t next_pc)
 {
     const cop *o = &c->ops[id < c->nops ? id : c->nops];
-    const uint64_t t = c->now;
+    const uint64_t t = c->st.cycles;
     const uint32_t asn = c->asn;
     uint64_t earliest = 0;
     int cause = ST_DEPENDENCY;
@@ -391,10 +375,10 @@ void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t 
     NEED(c->ready, ((w >> 16) & 31) | o->bank_b | ((w >> 6) & o->lit_b));
     NEED(c->ready, (w & 31) | o->bank_c);
 
-    if (likely_not(o->unit) && o->unit == U_MUL && c->mul_free > earliest) {
+    if (o->unit == U_MUL && c->mul_free > earliest) {
         earliest = c->mul_free;
         cause = ST_MULTIPLIER;
-    } else if (likely_not(o->unit) && o->unit == U_DIV && c->div_free > earliest) {
+    } else if (o->unit == U_DIV && c->div_free > earliest) {
         earliest = c->div_free;
         cause = ST_DIVIDER;
     }
@@ -438,7 +422,7 @@ void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t 
         if (c->gn)
             c->st.group_size[c->gn < 4 ? c->gn : 4]++;
         c->st.issue_cycles++;
-        c->now = issue;
+        c->st.cycles = issue;
         c->gn = 0;
         c->gld = c->gst = 0;
         slots = c->slot_next[0][o->pipe];
@@ -598,11 +582,10 @@ void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t 
         break;
     }
 done:
-    if (likely_not(o->unit)) {
+    if (o->unit) {
         if (o->unit == U_MUL)
             c->mul_free = issue + o->busy;
         else
             c->div_free = issue + o->busy;
     }
-    c->st.cycles = c->now;
 }

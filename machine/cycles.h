@@ -54,7 +54,7 @@ enum {
 };
 
 typedef struct cycles_stats {
-    uint64_t cycles;
+    uint64_t cycles;              /* the cycle the latest group issued in: the core's clock */
     uint64_t instructions;
     uint64_t issue_cycles;        /* cycles in which something issued */
     uint64_t icache_misses, dcache_misses, scache_misses, bcache_misses;
@@ -101,9 +101,6 @@ void cycles_step(cycles_core *c, uint64_t pc, uint32_t word, unsigned id, uint64
 /* The address-space number that tags cache and TLB entries from now on
  * (the machine uses the process id). */
 void cycles_set_asn(cycles_core *c, uint32_t asn);
-
-/* A context switch or signal: the pipeline's group and fetch stream end. */
-void cycles_break(cycles_core *c);
 
 /* The cycle in which the last instruction issued. */
 uint64_t cycles_now(const cycles_core *c);

@@ -7,14 +7,6 @@
 
 #include "machine/cycles_mem.h"
 
-static uint32_t log2u(uint32_t v)
-{
-    uint32_t s = 0;
-    while ((1u << s) < v)
-        s++;
-    return s;
-}
-
 bool ccache_init(ccache *c, uint32_t size, uint32_t line, uint32_t ways, bool with_ready)
 {
     memset(c, 0, sizeof *c);
@@ -22,7 +14,7 @@ bool ccache_init(ccache *c, uint32_t size, uint32_t line, uint32_t ways, bool wi
         return true;              /* absent (an unfitted B-cache) */
     c->ways = ways;
     c->sets = size / line / ways;
-    c->line_shift = log2u(line);
+    c->line_shift = clog2(line);
     c->tag = calloc((size_t)c->sets * ways, sizeof *c->tag);
     if (with_ready)
         c->ready = calloc((size_t)c->sets * ways, sizeof *c->ready);

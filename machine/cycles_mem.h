@@ -16,6 +16,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* log2 of a power of two (the smallest s with 2^s >= v otherwise). */
+static inline uint32_t clog2(uint32_t v)
+{
+    uint32_t s = 0;
+    while ((1u << s) < v)
+        s++;
+    return s;
+}
+
 /* Keys: bit 63 marks a valid entry, the ASN sits above any user address. */
 #define CKEY(asn, unit) ((1ULL << 63) | ((uint64_t)((asn) & 0xfffff) << 43) | (unit))
 

@@ -37,7 +37,15 @@ AXP=$BUILD/bin/axp
 CPOD=$BUILD/bin/cpod
 if [ "$(basename "$IMG")" = lua ] && [ -n "$script" ] && [ -x "$AXP" ] && [ -x "$CPOD" ]; then
   tmp=$(mktemp -d)
-  trap '"$CPO" quit --db "$tmp/db" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+  # the daemon's regions live on /dev/shm, outside the database: remove them too
+  demo_cleanup() {
+    "$CPO" quit --db "$tmp/db" >/dev/null 2>&1 || true
+    for l in "$tmp"/db/.cpod/*/regions; do
+      r=$(readlink "$l") && case "$r" in /dev/shm/cpod-*) rm -rf "$r";; esac
+    done
+    rm -rf "$tmp"
+  }
+  trap demo_cleanup EXIT
 
   step "The same lua on axp's EV5 cycle model"
   "$AXP" run --timing --stats="$tmp/t.json" "$IMG" "$script" >/dev/null

@@ -19,21 +19,7 @@ for f in $W/speedtest1 $W/lua; do
 done
 LUA_SCRIPT=tests/workloads/lua/closures.lua
 
-T=$(mktemp -d)
-DB=$T/db
-cleanup() {
-  "$CPO" quit --db "$DB" >/dev/null 2>&1
-  for l in "$DB"/.cpod/*/regions; do
-    r=$(readlink "$l") && case "$r" in /dev/shm/cpod-*) rm -rf "$r";; esac
-  done
-  rm -rf "$T"
-}
-trap cleanup EXIT
-status=0
-check() {   # what, command...
-  local what=$1; shift
-  if "$@"; then echo "ok   $what"; else echo "FAIL $what"; status=1; fi
-}
+. tests/integration/lib/cpod.sh
 # samples EVENT STATS: the machine's count of EVENT samples
 samples() {
   python3 -c 'import json, sys; print(json.load(open(sys.argv[2]))["samples"].get(sys.argv[1], 0))' "$1" "$2"

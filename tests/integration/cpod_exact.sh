@@ -19,20 +19,7 @@ done
 [ ${#IMAGES[@]} -ge 3 ] || { echo "need the test programs (make programs)"; exit 77; }
 PP=$(basename "${IMAGES[1]}")
 
-T=$(mktemp -d)
-cleanup() {
-  "$BUILD/bin/cpo" quit --db "$T/db" >/dev/null 2>&1
-  for l in "$T"/db/.cpod/*/regions; do
-    r=$(readlink "$l") && case "$r" in /dev/shm/cpod-*) rm -rf "$r";; esac
-  done
-  rm -rf "$T"
-}
-trap cleanup EXIT
-status=0
-check() {   # what, command...
-  local what=$1; shift
-  if "$@"; then echo "ok   $what"; else echo "FAIL $what"; status=1; fi
-}
+. tests/integration/lib/cpod.sh
 
 "$BUILD/bin/cpod" --db "$T/db" --per-process "$PP" --drain 200ms --flush 1h || exit 1
 "$PROD" "$T/db" "$T/exp1" --seed 1 --pid-base 1000 --samples 300000 --per-process "$PP" --quiet "${IMAGES[@]}" &

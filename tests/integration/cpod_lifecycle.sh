@@ -15,21 +15,7 @@ P=$BUILD/programs
 IMAGES=($P/intloop-dyn $P/forkexec-dyn $P/malloc-dyn $P/alu-dyn)
 for f in "${IMAGES[@]}"; do [ -f "$f" ] || { echo "need the test programs (make programs)"; exit 77; }; done
 
-T=$(mktemp -d)
-DB=$T/db
-cleanup() {
-  "$BUILD/bin/cpo" quit --db "$DB" >/dev/null 2>&1
-  for l in "$DB"/.cpod/*/regions; do
-    r=$(readlink "$l") && case "$r" in /dev/shm/cpod-*) rm -rf "$r";; esac
-  done
-  rm -rf "$T"
-}
-trap cleanup EXIT
-status=0
-check() {   # what, command...
-  local what=$1; shift
-  if "$@"; then echo "ok   $what"; else echo "FAIL $what"; status=1; fi
-}
+. tests/integration/lib/cpod.sh
 same() {   # expected-file dump-args...
   local exp=$1; shift
   sort "$exp" > "$T/e.sorted"

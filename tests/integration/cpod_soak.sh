@@ -16,21 +16,7 @@ IMAGES=($P/intloop-dyn $P/forkexec-dyn $P/malloc-dyn $P/alu-dyn $P/stdio-dyn)
 for f in "${IMAGES[@]}"; do [ -f "$f" ] || { echo "need the test programs (make programs)"; exit 77; }; done
 ROUNDS=${ROUNDS:-60}
 
-T=$(mktemp -d)
-DB=$T/db
-cleanup() {
-  "$BUILD/bin/cpo" quit --db "$DB" >/dev/null 2>&1
-  for l in "$DB"/.cpod/*/regions; do
-    r=$(readlink "$l") && case "$r" in /dev/shm/cpod-*) rm -rf "$r";; esac
-  done
-  rm -rf "$T"
-}
-trap cleanup EXIT
-status=0
-check() {   # what, command...
-  local what=$1; shift
-  if "$@"; then echo "ok   $what"; else echo "FAIL $what"; status=1; fi
-}
+. tests/integration/lib/cpod.sh
 rss() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 
 "$BUILD/bin/cpod" --db "$DB" --drain 100ms --flush 300ms --journal-limit 256k || exit 1
