@@ -54,7 +54,8 @@ typedef struct cop {
 struct cycles_core {
     ev5_params p;
     cop *ops;
-    uint32_t nops;              /* ops[nops] describes unknown words */
+    uint32_t nops;              /* ops[nops] describes unknown words, ops[nops + 1] UNOP */
+    uint32_t ldq_u;             /* UNOP is LDQ_U R31: no memory access */
 
     uint32_t asn;
     uint64_t seq_pc;            /* the address that continues the group's block */
@@ -102,7 +103,7 @@ static int lat_of(const ev5_params *p, int cls)
 static bool build_ops(cycles_core *c)
 {
     c->nops = (uint32_t)alpha_optable_len;
-    c->ops = calloc(c->nops + 1, sizeof *c->ops);
+    c->ops = calloc(c->nops + 2, sizeof *c->ops);
     if (!c->ops)
         return false;
     for (uint32_t i = 0; i < c->nops; i++) {
@@ -164,7 +165,15 @@ static bool build_ops(cycles_core *c)
      * resumes after it) is modelled as a one-cycle ALU operation. */
     c->ops[c->nops] = (cop){ .kind = K_ALU, .pipe = P_E01, .lat = 1, .bank_a = REG_NONE,
                              .bank_b = REG_NONE, .bank_c = REG_NONE, .dst_bank = REG_SINK };
-    for (uint32_t i = 0; i <= c->nops; i++)
+    c->ldq_u = c->nops;
+    for (uint32_t i = 0; i < c->nops; i++)
+        if (!strcmp(alpha_optable[i].name, "ldq_u"))
+            c->ldq_u = i;
+    /* UNOP takes its issue slot like the load it is spelled as, no more. */
+    c->ops[c->nops + 1] = c->ops[c->ldq_u < c->nops ? c->ldq_u : c->nops];
+    c->ops[c->nops + 1].kind = K_ALU;
+    c->ops[c->nops + 1].dst_bank = REG_SINK;
+    for (uint32_t i = 0; i <= c->nops + 1; i++)
         c->ops[i].mem = c->ops[i].kind == K_LOAD || c->ops[i].kind == K_STORE;
     return true;
 }
@@ -358,6 +367,8 @@ void cycles_set_asn(cycles_core *c, uint32_t asn) { c->asn = asn; }
 void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t ea, uint64_t next_pc)
 {
     const cop *o = &c->ops[id < c->nops ? id : c->nops];
+    if (id == c->ldq_u && ((w >> 21) & 31) == 31)
+        o = &c->ops[c->nops + 1];
     const uint64_t t = c->st.cycles;
     const uint32_t asn = c->asn;
     uint64_t earliest = 0;

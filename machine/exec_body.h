@@ -17,7 +17,7 @@ static void EXEC_INNER(thread *t, int64_t budget)
 #define XL1(h, n) [H_##h] = &&L_##h - &&L_NOP,
     static const int32_t OFF[H_COUNT] = {
         [H_NOP] = 0, [H_ILL] = &&L_ILL - &&L_NOP, [H_SEQEND] = &&L_SEQEND - &&L_NOP,
-        [H_LDI] = &&L_LDI - &&L_NOP, [H_MOV] = &&L_MOV - &&L_NOP,
+        [H_LDI] = &&L_LDI - &&L_NOP, [H_MOV] = &&L_MOV - &&L_NOP, [H_PREF] = &&L_PREF - &&L_NOP,
         OPR_OPS(XL2) ONE_OPS(XL1)
     };
 #undef XL1
@@ -276,8 +276,12 @@ enter:
 #undef EA
 
     /* ---- opcode 0x18 ------------------------------------------------ */
-    L_NOP: L_trapb: L_excb: L_mb: L_wmb: L_fetch: L_fetch_m: L_ecb: L_wh64: L_wh64en:
+    L_NOP: L_trapb: L_excb: L_mb: L_wmb:
         NEXT;
+    /* Prefetches change nothing but the caches: the cycle model needs
+     * their address.  FETCH and WH64 name it in Rb alone. */
+    L_PREF: MEMEA(R[d->b] + (uint64_t)(int64_t)d->imm); NEXT;
+    L_fetch: L_fetch_m: L_ecb: L_wh64: L_wh64en: MEMEA(R[d->b]); NEXT;
     L_rpcc: R[d->c] = vcycles(m) & 0xffffffffULL; NEXT;
     L_rc: R[d->c] = t->rx; t->rx = false; NEXT;
     L_rs: R[d->c] = t->rx; t->rx = true; NEXT;

@@ -72,6 +72,7 @@
 enum {
     H_NOP, H_ILL, H_SEQEND,   /* SEQEND: sentinel after a block that falls through */
     H_LDI, H_MOV,             /* lda/bis with r31: load a constant, copy a register */
+    H_PREF,                   /* a load into r31/f31: only its address matters (to the cycle model) */
     OPR_OPS(OPS_ENUM2)
     ONE_OPS(OPS_ENUM1)
     H_COUNT

@@ -139,13 +139,14 @@ static void predecode(const alpha_insn *in, dinsn *d, uint8_t *exit)
         break;
     }
     /* Writes to r31/f31 without side effects do nothing; loads into
-     * r31/f31 are prefetch hints that never fault. */
+     * r31/f31 are prefetch hints that never fault, except LDQ_U, which is
+     * UNOP and touches no memory. */
     bool has_dest = writes(op->rc) || writes(op->ra);
     if (has_dest && d->c == 32 && d->h != H_ILL && op->flow == FLOW_NONE &&
         (op->format == AF_OPR || op->format == AF_MEM || op->format == AF_FPOPR) &&
         !(op->flags & (OPF_STORE | OPF_TRAPS | OPF_LOCKED)) &&
         !((op->flags & OPF_LOAD) == 0 && op->format == AF_MEM && !(op->flags & OPF_ADDR)))
-        d->h = H_NOP;
+        d->h = (op->flags & OPF_LOAD) && !(op->flags & OPF_ADDR) && strcmp(op->name, "ldq_u") ? H_PREF : H_NOP;
     switch (op->flow) {
     case FLOW_CBRANCH: *exit = BX_COND; break;
     case FLOW_BRANCH: *exit = BX_BR; break;
