@@ -175,6 +175,8 @@ enum {
 };
 
 struct xblock;
+#define BLOCK_MAX 256    /* instructions in a block at most */
+
 struct block {
     uint64_t pc, end;    /* [pc, end) */
     uint64_t target;     /* direct branch target */
@@ -184,6 +186,7 @@ struct block {
     block *succ[2];      /* chained successors: [0] target, [1] end */
     uint64_t gen;        /* cc gen the links were made in */
     struct xblock *x;    /* exact counts (NULL when off) */
+    const struct cycles_insn *ti;  /* ins[] decoded for the cycle model (timed machines), else NULL */
     dinsn ins[];
 };
 
@@ -248,6 +251,7 @@ struct thread {
     bool lock;
     bool rx;             /* RC/RS flag */
     uint32_t uac;        /* UAC_* bits */
+    uint64_t ea[BLOCK_MAX];  /* timed executor: each memory access's address in the current block */
 
     machine *m;
     proc *p;

@@ -16,6 +16,9 @@
 #include "machine/cycles.h"
 #include "machine/cycles_mem.h"
 
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
 const char *const cycles_stall_names[ST_COUNT] = {
     [ST_ICACHE] = "icache", [ST_ITB] = "itb", [ST_DCACHE] = "dcache", [ST_DTB] = "dtb",
     [ST_WRITE_BUFFER] = "write_buffer", [ST_BRANCH] = "branch_mispredict",
@@ -23,9 +26,10 @@ const char *const cycles_stall_names[ST_COUNT] = {
     [ST_MULTIPLIER] = "multiplier", [ST_DIVIDER] = "divider", [ST_SYSCALL] = "syscall",
 };
 
-/* Slotting state: counts of E0-only, E1-only, either-integer, FA-only,
- * FM-only and either-FP instructions in the group (2*2*3*2*2*3 states). */
-#define SLOT_STATES 144
+/* Issue-group states (see build_groups): at most 8 ways to fill the
+ * integer pipes times 8 for the FP pipes times none/load/store. */
+#define GROUP_STATES 192
+#define GROUP_CLASSES 18        /* pipe class + 6 * (0 none, 1 load, 2 store) */
 #define RAS_RING 1024           /* >= ev5_validate's limit on return_stack */
 
 /* What the model needs of an instruction, from its alpha_optable row. */
@@ -34,34 +38,40 @@ enum { U_NONE, U_MUL, U_DIV };
 enum { P_E0, P_E1, P_E01, P_FA, P_FM, P_FAM };
 
 /* Register indices: 0-31 integer, 32-63 FP; 64-127 always ready (an
- * unused field or a literal reads there); 128 takes writes to R31/F31. */
+ * unused field or a literal reads there); 128 takes writes to R31/F31.
+ * times[] holds when each register's value is ready, and from EARLY on
+ * when a same-cycle branch or CMOV may use it, so that cycles_insn.ra
+ * picks the right one without a test. */
 #define REG_NONE 64
 #define REG_SINK 128
+#define EARLY 256
+
+/* What the per-instruction path tests, as bits, so that the common
+ * case (an ALU operation) costs one test. */
+enum {
+    F_LOAD = 1, F_STORE = 2, F_UNIT = 4, F_MB = 8,
+    F_FAST = 16,                /* compare/logical: 0 cycles to a same-cycle branch or CMOV */
+    F_CTRL = 32,                /* a branch, jump or PAL call */
+    F_MEM = F_LOAD | F_STORE
+};
 
 typedef struct cop {
     uint8_t kind, unit, pipe;
     uint8_t lat;
     uint8_t busy;               /* unit occupancy */
-    uint8_t bank_a, bank_b, bank_c;   /* 0 int, 32 FP, REG_NONE: not read */
-    uint8_t lit_b;              /* operate format: bit 12 (a literal) moves Rb to REG_NONE */
-    uint8_t dst_shift;          /* 21 (Ra) or 0 (Rc) */
-    uint8_t dst_bank;           /* 0, 32, or REG_SINK: no result */
-    uint8_t fast;               /* compare/logical: 0 cycles to a same-cycle branch or CMOV */
-    uint8_t early;              /* branch/CMOV: Ra may use a fast result */
-    uint8_t mem;                /* load or store */
+    uint8_t cls;                /* column of gnext */
+    uint8_t flags;              /* F_* */
 } cop;
 
 struct cycles_core {
     ev5_params p;
     cop *ops;
     uint32_t nops;              /* ops[nops] describes unknown words, ops[nops + 1] UNOP */
-    uint32_t ldq_u;             /* UNOP is LDQ_U R31: no memory access */
 
     uint32_t asn;
+    uint64_t akey;              /* CKEY(asn, 0): keys are akey | unit */
     uint64_t seq_pc;            /* the address that continues the group's block */
-    uint32_t gn;                /* instructions in the group */
-    uint8_t slots;              /* pipes taken, as a slot_next state */
-    uint8_t gld, gst;
+    uint8_t group;              /* the issue group so far: a row of gnext, 0 = empty */
     uint64_t fb_mask;           /* fetch_block - 1 */
 
     uint64_t fetch_ready;       /* earliest issue of the next fetched block */
@@ -69,8 +79,8 @@ struct cycles_core {
     uint64_t iline;             /* the I-cache line being fetched from (key) */
     uint64_t ipage;             /* the ITB page of it (key) */
 
-    uint64_t ready[REG_SINK + 1], fastr[REG_SINK + 1];
-    uint8_t rcause[REG_SINK + 1];
+    uint64_t times[EARLY + REG_SINK + 1];
+    uint8_t rcause[EARLY];
     uint64_t mul_free, div_free;
     uint64_t bus_free;          /* when the B-cache port / memory bus takes the next line */
 
@@ -89,7 +99,8 @@ struct cycles_core {
     uint32_t evmask;            /* events obs.event wants */
     bool trace;                 /* obs.advance on every group */
 
-    uint8_t slot_next[SLOT_STATES][6];   /* state after adding a pipe class, 0xff: no room */
+    uint8_t gnext[GROUP_STATES][GROUP_CLASSES];  /* the group with one more instruction, 0xff: no room */
+    uint8_t gsize[GROUP_STATES];                 /* instructions in it */
 
     cycles_stats st;
 };
@@ -118,23 +129,7 @@ static bool build_ops(cycles_core *c)
         case PIPE_FAM: o->pipe = P_FAM; break;
         default: o->pipe = P_E01; break;
         }
-        const uint8_t roles[3] = { d->ra, d->rb, d->rc };
-        uint8_t *bank[3] = { &o->bank_a, &o->bank_b, &o->bank_c };
-        o->dst_bank = REG_SINK;
-        for (int f = 0; f < 3; f++) {
-            switch (roles[f]) {
-            case RR_IR: case RR_IRW: *bank[f] = 0; break;
-            case RR_FR: case RR_FRW: *bank[f] = 32; break;
-            default: *bank[f] = REG_NONE; break;
-            }
-            if (roles[f] == RR_IW || roles[f] == RR_IRW || roles[f] == RR_FW || roles[f] == RR_FRW) {
-                o->dst_shift = (uint8_t)(f == 0 ? 21 : 0);
-                o->dst_bank = (roles[f] == RR_FW || roles[f] == RR_FRW) ? 32 : 0;
-            }
-        }
-        o->lit_b = d->format == AF_OPR ? REG_NONE : 0;
-        o->fast = d->lat == LAT_ICMP || d->lat == LAT_ILOGIC;
-        o->early = d->lat == LAT_CMOV || (d->flow == FLOW_CBRANCH && !(d->pipe == PIPE_FA));
+        o->flags = d->lat == LAT_ICMP || d->lat == LAT_ILOGIC ? F_FAST : 0;
         o->kind = K_ALU;
         if ((d->flags & (OPF_LOAD | OPF_PREFETCH)) && !(d->flags & OPF_ADDR))
             o->kind = K_LOAD;
@@ -163,22 +158,61 @@ static bool build_ops(cycles_core *c)
     }
     /* An unknown word (it traps; the machine retires it only if a handler
      * resumes after it) is modelled as a one-cycle ALU operation. */
-    c->ops[c->nops] = (cop){ .kind = K_ALU, .pipe = P_E01, .lat = 1, .bank_a = REG_NONE,
-                             .bank_b = REG_NONE, .bank_c = REG_NONE, .dst_bank = REG_SINK };
-    c->ldq_u = c->nops;
-    for (uint32_t i = 0; i < c->nops; i++)
-        if (!strcmp(alpha_optable[i].name, "ldq_u"))
-            c->ldq_u = i;
+    c->ops[c->nops] = (cop){ .kind = K_ALU, .pipe = P_E01, .lat = 1 };
     /* UNOP takes its issue slot like the load it is spelled as, no more. */
-    c->ops[c->nops + 1] = c->ops[c->ldq_u < c->nops ? c->ldq_u : c->nops];
+    int unop = alpha_lookup("ldq_u");
+    c->ops[c->nops + 1] = c->ops[unop >= 0 ? (uint32_t)unop : c->nops];
     c->ops[c->nops + 1].kind = K_ALU;
-    c->ops[c->nops + 1].dst_bank = REG_SINK;
-    for (uint32_t i = 0; i <= c->nops + 1; i++)
-        c->ops[i].mem = c->ops[i].kind == K_LOAD || c->ops[i].kind == K_STORE;
+    for (uint32_t i = 0; i <= c->nops + 1; i++) {
+        cop *o = &c->ops[i];
+        int k = o->kind;
+        o->flags = (uint8_t)((k == K_LOAD ? F_LOAD : 0) | (k == K_STORE ? F_STORE : 0) |
+                             (o->unit ? F_UNIT : 0) | (k == K_MB ? F_MB : 0) | (o->flags & F_FAST) |
+                             (k != K_ALU && k != K_LOAD && k != K_STORE && k != K_MB ? F_CTRL : 0));
+        o->cls = (uint8_t)(o->pipe + 6 * (k == K_LOAD ? 1 : k == K_STORE ? 2 : 0));
+    }
     return true;
 }
 
-static void build_slots(cycles_core *c);
+/* A register field of role r: its index, or REG_NONE when not read. */
+static unsigned reg_read(uint8_t role, unsigned field)
+{
+    switch (role) {
+    case RR_IR: case RR_IRW: return field;
+    case RR_FR: case RR_FRW: return 32 | field;
+    default: return REG_NONE;
+    }
+}
+
+void cycles_decode(uint32_t w, unsigned id, cycles_insn *out)
+{
+    *out = (cycles_insn){ .op = (uint16_t)alpha_optable_len, .ra = REG_NONE, .rb = REG_NONE,
+                          .rc = REG_NONE, .dst = REG_SINK };
+    if (id >= alpha_optable_len)
+        return;
+    const alpha_opdef *d = &alpha_optable[id];
+    const uint8_t roles[3] = { d->ra, d->rb, d->rc };
+    const unsigned field[3] = { (w >> 21) & 31, (w >> 16) & 31, w & 31 };
+    out->op = (uint16_t)id;
+    if ((w >> 21 & 31) == 31 && !strcmp(d->name, "ldq_u"))
+        out->op = (uint16_t)(alpha_optable_len + 1);      /* UNOP: no memory access */
+    /* A branch or CMOV tests Ra: it may use a same-cycle compare result. */
+    bool early = d->lat == LAT_CMOV || (d->flow == FLOW_CBRANCH && d->pipe != PIPE_FA);
+    out->ra = (uint16_t)(reg_read(roles[0], field[0]) | (early ? EARLY : 0));
+    /* operate format: bit 12 says Rb's field is a literal */
+    out->rb = (uint8_t)(d->format == AF_OPR && (w & 0x1000) ? REG_NONE : reg_read(roles[1], field[1]));
+    out->rc = (uint8_t)reg_read(roles[2], field[2]);
+    for (int f = 0; f < 3; f++) {
+        uint8_t r = roles[f];
+        if (r == RR_IW || r == RR_IRW || r == RR_FW || r == RR_FRW)
+            out->dst = field[f] == 31 ? REG_SINK
+                                      : (uint8_t)(field[f] | (r == RR_FW || r == RR_FRW ? 32 : 0));
+    }
+    out->back = d->flow == FLOW_CBRANCH && (w & 0x100000);
+    out->hint = (int16_t)((int32_t)((w & 0x3fff) << 18) >> 18);
+}
+
+static bool build_groups(cycles_core *c);
 
 cycles_core *cycles_new(const ev5_params *p)
 {
@@ -189,6 +223,7 @@ cycles_core *cycles_new(const ev5_params *p)
     c->fb_mask = p->fetch_block - 1;
     c->page_shift = clog2(p->page_size);
     c->seq_pc = ~0ULL;
+    c->akey = CKEY(0, 0);
     c->fetch_cause = ST_DEPENDENCY;
     c->wb.cap = p->write_buffer_entries;
     c->bp_mask = p->bp_entries - 1;
@@ -204,7 +239,10 @@ cycles_core *cycles_new(const ev5_params *p)
         return NULL;
     }
     memset(c->bp, 0xff, p->bp_entries);
-    build_slots(c);
+    if (!build_groups(c)) {
+        cycles_free(c);
+        return NULL;
+    }
     c->wake = ~0ULL;
     return c;
 }
@@ -325,134 +363,155 @@ static void fetch(cycles_core *c, uint64_t pc, uint32_t asn, uint64_t after)
         c->bp[first + i] = 0xff;
 }
 
-/* The slotting table: for each group state and pipe class, the state with
- * that instruction added, or 0xff when no pipe is left for it.  Two integer
- * and two FP pipes; the 21164 slots a whole fetch block at once, so an
- * instruction that fits either pipe leaves the one a later instruction
- * needs: a group fits when the counts allow some assignment. */
-static void build_slots(cycles_core *c)
+/* The issue-group table.  A group is described by how many of its
+ * instructions need E0, E1, either integer pipe, FA, FM or either FP pipe,
+ * and whether it holds a load or a store; for each group and instruction
+ * class, gnext names the group with that instruction added, or 0xff when
+ * it does not fit: more than issue_width instructions, no pipe left (the
+ * 21164 slots a whole fetch block at once, so an instruction that fits
+ * either pipe leaves the one a later instruction needs: a group fits when
+ * the counts allow some assignment), or a load joining a store or the
+ * reverse.  Rows are numbered as found, from the empty group (0). */
+typedef struct gstate {
+    uint8_t n[6], ld, st;
+} gstate;
+
+static bool build_groups(cycles_core *c)
 {
-    for (int st = 0; st < SLOT_STATES; st++) {
-        int v = st, cnt[6];
-        const int radix[6] = { 2, 2, 3, 2, 2, 3 };
-        for (int k = 0; k < 6; k++) {
-            cnt[k] = v % radix[k];
-            v /= radix[k];
-        }
-        for (int pipe = 0; pipe < 6; pipe++) {
-            int n[6];
-            memcpy(n, cnt, sizeof n);
-            n[pipe]++;
-            bool ok = n[P_E0] <= 1 && n[P_E1] <= 1 && n[P_E0] + n[P_E1] + n[P_E01] <= 2 &&
-                      n[P_FA] <= 1 && n[P_FM] <= 1 && n[P_FA] + n[P_FM] + n[P_FAM] <= 2;
-            int code = 0;
-            for (int k = 5; k >= 0; k--)
-                code = code * radix[k] + n[k];
-            c->slot_next[st][pipe] = ok ? (uint8_t)code : 0xff;
+    gstate g[GROUP_STATES];
+    int ng = 1;
+    memset(&g[0], 0, sizeof g[0]);
+    for (int i = 0; i < ng; i++) {
+        int size = 0;
+        for (int k = 0; k < 6; k++)
+            size += g[i].n[k];
+        c->gsize[i] = (uint8_t)size;
+        for (int cls = 0; cls < GROUP_CLASSES; cls++) {
+            int pipe = cls % 6, mem = cls / 6;
+            gstate x = g[i];
+            x.n[pipe]++;
+            const uint8_t *n = x.n;
+            bool ok = (uint32_t)size < c->p.issue_width && n[P_E0] <= 1 && n[P_E1] <= 1 &&
+                      n[P_E0] + n[P_E1] + n[P_E01] <= 2 && n[P_FA] <= 1 && n[P_FM] <= 1 &&
+                      n[P_FA] + n[P_FM] + n[P_FAM] <= 2 && !(mem == 1 && x.st) && !(mem == 2 && x.ld);
+            c->gnext[i][cls] = 0xff;
+            if (!ok)
+                continue;
+            x.ld |= mem == 1;
+            x.st |= mem == 2;
+            int j = 0;
+            while (j < ng && memcmp(&g[j], &x, sizeof x))
+                j++;
+            if (j == ng) {
+                if (ng == GROUP_STATES)
+                    return false;
+                g[ng++] = x;
+            }
+            c->gnext[i][cls] = (uint8_t)j;
         }
     }
+    return true;
 }
 
 /* Earliest cycle register r allows, and why. */
-#define NEED(arr, r) do {                                                     \
+#define NEED(r) do {                                                          \
         unsigned r_ = (r);                                                    \
-        uint64_t t_ = (arr)[r_];                                              \
+        uint64_t t_ = c->times[r_];                                           \
         bool later_ = t_ > earliest;                                          \
         earliest = later_ ? t_ : earliest;                                    \
-        cause = later_ ? c->rcause[r_] : cause;                               \
+        cause = later_ ? c->rcause[r_ & (EARLY - 1)] : cause;                 \
     } while (0)
 
-void cycles_set_asn(cycles_core *c, uint32_t asn) { c->asn = asn; }
-
-void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t ea, uint64_t next_pc)
+void cycles_set_asn(cycles_core *c, uint32_t asn)
 {
-    const cop *o = &c->ops[id < c->nops ? id : c->nops];
-    if (id == c->ldq_u && ((w >> 21) & 31) == 31)
-        o = &c->ops[c->nops + 1];
+    c->asn = asn;
+    c->akey = CKEY(asn, 0);
+}
+
+/* One instruction (inlined into both callers).  Which way the tests
+ * below go depends on the guest's data, which the host's branch predictor
+ * guesses poorly: what runs for every instruction decides by selects, and
+ * all that an ALU operation skips hangs off one test of its flags. */
+static inline __attribute__((always_inline)) void step(cycles_core *c, const cycles_insn *in, uint64_t pc,
+                                                       uint64_t ea, uint64_t next_pc)
+{
+    const cop *o = &c->ops[in->op];
+    const unsigned fl = o->flags;
     const uint64_t t = c->st.cycles;
     const uint32_t asn = c->asn;
-    uint64_t earliest = 0;
-    int cause = ST_DEPENDENCY;
-    bool join = c->gn > 0;
 
-    if (pc != c->seq_pc || !(pc & c->fb_mask)) {
-        join = false;
+    /* A new line can only start a new fetch block, and a new page only
+     * with a new line. */
+    if (unlikely((c->akey | pc >> c->ic.line_shift) != c->iline))
         fetch(c, pc, asn, t);
-        earliest = c->fetch_ready;
-        cause = c->fetch_cause;
-    }
-    /* A branch or CMOV tests Ra: it may use a same-cycle compare result. */
-    NEED(o->early ? c->fastr : c->ready, ((w >> 21) & 31) | o->bank_a);
-    NEED(c->ready, ((w >> 16) & 31) | o->bank_b | ((w >> 6) & o->lit_b));
-    NEED(c->ready, (w & 31) | o->bank_c);
-
-    if (o->unit == U_MUL && c->mul_free > earliest) {
-        earliest = c->mul_free;
-        cause = ST_MULTIPLIER;
-    } else if (o->unit == U_DIV && c->div_free > earliest) {
-        earliest = c->div_free;
-        cause = ST_DIVIDER;
-    }
+    bool newfb = (pc != c->seq_pc) | !(pc & c->fb_mask);
+    uint64_t earliest = newfb ? c->fetch_ready : 0;
+    int cause = newfb ? c->fetch_cause : ST_DEPENDENCY;
+    NEED(in->ra);
+    NEED(in->rb);
+    NEED(in->rc);
 
     bool dtb_miss = false;
-    if (o->mem) {
-        uint64_t pg = CKEY(asn, ea >> c->page_shift);
-        if (!ctlb_access(&c->dtb, pg)) {
-            dtb_miss = true;
-            c->st.dtb_misses++;
-            event(c, CEV_DTBMISS, t, pc);
-            uint64_t base = earliest > t + 1 ? earliest : t + 1;
-            earliest = base + c->p.dtb_miss_cycles;
-            cause = ST_DTB;
+    if (unlikely(fl & (F_UNIT | F_MEM | F_MB))) {
+        if (o->unit == U_MUL && c->mul_free > earliest) {
+            earliest = c->mul_free;
+            cause = ST_MULTIPLIER;
+        } else if (o->unit == U_DIV && c->div_free > earliest) {
+            earliest = c->div_free;
+            cause = ST_DIVIDER;
         }
-        if (o->kind == K_STORE) {
-            cwbuf_retire(&c->wb, earliest > t ? earliest : t);
-            uint64_t wl = ea >> c->dc.line_shift;
-            if (c->wb.n == c->wb.cap && cwbuf_find(&c->wb, wl) < 0 && c->wb.done[c->wb.head] > earliest) {
-                earliest = c->wb.done[c->wb.head];
+        if (fl & F_MEM) {
+            uint64_t pg = c->akey | ea >> c->page_shift;
+            if (unlikely(!ctlb_access(&c->dtb, pg))) {
+                dtb_miss = true;
+                c->st.dtb_misses++;
+                event(c, CEV_DTBMISS, t, pc);
+                uint64_t base = earliest > t + 1 ? earliest : t + 1;
+                earliest = base + c->p.dtb_miss_cycles;
+                cause = ST_DTB;
+            }
+            if (fl & F_STORE) {
+                cwbuf_retire(&c->wb, earliest > t ? earliest : t);
+                uint64_t wl = ea >> c->dc.line_shift;
+                if (c->wb.n == c->wb.cap && cwbuf_find(&c->wb, wl) < 0 && c->wb.done[c->wb.head] > earliest) {
+                    earliest = c->wb.done[c->wb.head];
+                    cause = ST_WRITE_BUFFER;
+                }
+            }
+        } else if ((fl & F_MB) && c->wb.n) {
+            uint32_t last = WB_AT(c->wb.head + c->wb.n - 1);
+            if (c->wb.done[last] > earliest) {
+                earliest = c->wb.done[last];
                 cause = ST_WRITE_BUFFER;
             }
         }
-    } else if (o->kind == K_MB && c->wb.n) {
-        uint32_t last = WB_AT(c->wb.head + c->wb.n - 1);
-        if (c->wb.done[last] > earliest) {
-            earliest = c->wb.done[last];
-            cause = ST_WRITE_BUFFER;
-        }
     }
 
-    uint8_t slots = c->slot_next[c->slots][o->pipe];
-    join = join & (earliest <= t) & (c->gn < c->p.issue_width) & (slots != 0xff) & !dtb_miss &
-           !((o->kind == K_LOAD) & c->gst) & !((o->kind == K_STORE) & c->gld);
-
-    uint64_t issue = t;
-    if (!join) {
-        issue = earliest > t + 1 ? earliest : t + 1;
-        if (issue > t + 1)
-            c->st.stalls[cause] += issue - t - 1;
-        if (c->gn)
-            c->st.group_size[c->gn < 4 ? c->gn : 4]++;
-        c->st.issue_cycles++;
-        c->st.cycles = issue;
-        c->gn = 0;
-        c->gld = c->gst = 0;
-        slots = c->slot_next[0][o->pipe];
-        if (issue >= c->wake)
-            c->obs.advance(c->obs.ctx, t, issue, pc);
-    }
-    c->gn++;
-    c->slots = slots;
+    /* Joining the group issues in cycle t; otherwise the next group
+     * starts at the first cycle every constraint allows, and the cycles
+     * in between are stalls.  group_size[0] takes the non-events. */
+    uint8_t g = c->gnext[c->group][o->cls];
+    bool join = !newfb & (c->group != 0) & (earliest <= t) & (g != 0xff) & !dtb_miss;
+    uint64_t next = earliest > t + 1 ? earliest : t + 1;
+    uint64_t issue = join ? t : next;
+    c->st.stalls[cause] += join ? 0 : next - t - 1;
+    c->st.group_size[join ? 0 : c->gsize[c->group]]++;
+    c->st.issue_cycles += !join;
+    c->st.cycles = issue;
+    c->group = join ? g : c->gnext[0][o->cls];
+    if (unlikely(!join && issue >= c->wake))
+        c->obs.advance(c->obs.ctx, t, issue, pc);
     c->st.instructions++;
     event(c, CEV_ISSUES, issue, pc);
     c->seq_pc = pc + 4;
 
     /* The result. */
-    unsigned d = (w >> o->dst_shift) & 31;
-    d = (d == 31) | (o->dst_bank == REG_SINK) ? REG_SINK : d | o->dst_bank;
+    unsigned d = in->dst;
     uint64_t r = issue + o->lat;
     int rc = ST_DEPENDENCY;
-    if (o->kind == K_LOAD) {
-        /* every load (a prefetch to R31 too) brings its line in */
+    if (fl & F_LOAD) {
+        /* every load (a prefetch too) brings its line in */
+        c->st.loads++;
         bool hit;
         uint64_t dl = ea >> c->dc.line_shift;
         uint32_t way = ccache_access(&c->dc, dl, CKEY(asn, dl), &hit);
@@ -469,20 +528,19 @@ void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t 
             rc = ST_DCACHE;
         }
     }
-    c->ready[d] = r;
-    c->fastr[d] = o->fast ? issue : r;
+    c->times[d] = r;
+    c->times[EARLY + d] = fl & F_FAST ? issue : r;
     c->rcause[d] = (uint8_t)rc;
 
-    if (o->kind == K_ALU)
-        goto done;
+    if (likely(!(fl & (F_STORE | F_CTRL | F_UNIT))))
+        return;
+    if (o->unit == U_MUL)
+        c->mul_free = issue + o->busy;
+    else if (o->unit == U_DIV)
+        c->div_free = issue + o->busy;
     switch (o->kind) {
-    case K_LOAD:
-        c->st.loads++;
-        c->gld = 1;
-        break;
     case K_STORE: {
         c->st.stores++;
-        c->gst = 1;
         uint64_t wl = ea >> c->dc.line_shift;
         cwbuf_retire(&c->wb, issue);
         if (cwbuf_find(&c->wb, wl) >= 0) {
@@ -512,7 +570,7 @@ void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t 
         uint32_t i = (uint32_t)(pc >> 2) & c->bp_mask;
         uint8_t ctr = c->bp[i];
         if (ctr == 0xff)            /* backward taken, forward not taken */
-            ctr = (w & 0x100000) ? 2 : 1;
+            ctr = in->back ? 2 : 1;
         bool taken = next_pc != pc + 4;
         bool pred = ctr >= 2;
         if (taken && ctr < 3)
@@ -560,8 +618,7 @@ void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t 
                 c->st.return_mispredicts++;
         } else {
             /* Only the low 16 bits of the hinted target mean anything. */
-            int64_t hint = (int32_t)((w & 0x3fff) << 18) >> 18;
-            uint64_t predicted = pc + 4 + (uint64_t)(hint * 4);
+            uint64_t predicted = pc + 4 + (uint64_t)((int64_t)in->hint * 4);
             right = ((predicted ^ next_pc) & 0xffff) == 0;
         }
         if ((o->kind == K_JSR || o->kind == K_COR) && c->p.return_stack) {
@@ -592,11 +649,21 @@ void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t 
     default:
         break;
     }
-done:
-    if (o->unit) {
-        if (o->unit == U_MUL)
-            c->mul_free = issue + o->busy;
-        else
-            c->div_free = issue + o->busy;
-    }
+}
+
+void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t ea, uint64_t next_pc)
+{
+    cycles_insn in;
+    cycles_decode(w, id, &in);
+    step(c, &in, pc, ea, next_pc);
+}
+
+void cycles_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t n, const uint64_t *ea,
+                  uint64_t next_pc)
+{
+    if (!n)
+        return;
+    for (uint32_t i = 0; i + 1 < n; i++)
+        step(c, &ins[i], pc + 4 * i, ea[i], pc + 4 * i + 4);
+    step(c, &ins[n - 1], pc + 4 * (n - 1), ea[n - 1], next_pc);
 }

@@ -92,11 +92,34 @@ void cycles_set_trace(cycles_core *c, bool trace);
 cycles_observer cycles_get_observer(const cycles_core *c);
 void cycles_set_event_mask(cycles_core *c, uint32_t mask);
 
+/* An instruction as the model reads it: its alpha_optable row and its
+ * register fields resolved to the model's register numbering.  The machine
+ * decodes each instruction of a translated block once (cycles_decode), so
+ * that feeding the model is table lookups, not field extraction.  The
+ * contents depend on the word alone, not on a core's parameters. */
+typedef struct cycles_insn {
+    uint16_t op;       /* alpha_optable row; alpha_optable_len: unknown, + 1: UNOP */
+    uint16_t ra;       /* where Ra's ready time is read (the early copy for a branch or CMOV) */
+    uint8_t rb, rc;    /* registers read through Rb and Rc */
+    uint8_t dst;       /* register written */
+    uint8_t back;      /* a conditional branch with a negative displacement */
+    int16_t hint;      /* JMP/JSR: the hint field, in instructions */
+} cycles_insn;
+
+void cycles_decode(uint32_t word, unsigned id, cycles_insn *out);
+
 /* One retired instruction: its address, word and alpha_optable row
  * (0xffff: unknown), the effective address of a load or store, and the
- * address of the next instruction executed.  Arguments, not a struct: this
- * runs for every instruction and they arrive in registers. */
+ * address of the next instruction executed. */
 void cycles_step(cycles_core *c, uint64_t pc, uint32_t word, unsigned id, uint64_t ea, uint64_t next_pc);
+
+/* The first n instructions of a straight-line run at pc, decoded into ins,
+ * retired in order: ea[i] is instruction i's effective address (read only
+ * for loads and stores), next_pc where control went after the last one.
+ * The same as n calls of cycles_step, in a fraction of the time: the
+ * machine calls this once per executed block. */
+void cycles_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t n, const uint64_t *ea,
+                  uint64_t next_pc);
 
 /* The address-space number that tags cache and TLB entries from now on
  * (the machine uses the process id). */

@@ -148,8 +148,10 @@ _Noreturn void guest_fault(thread *t, block *b, const dinsn *d, int sig,
         if (t->m->x)
             exact_fault(t, b, (uint32_t)retired);
         t->pc = after ? pc + 4 : pc;
-        if (after && t->m->curcpu && t->m->curcpu->core)
-            cycles_step(t->m->curcpu->core, pc, d->word, d->id, 0, pc + 4);
+        /* the cycle model takes the block's retired part (the faulting
+         * instruction too when it retired) */
+        if (retired && b->ti && t->m->curcpu && t->m->curcpu->core)
+            cycles_block(t->m->curcpu->core, b->ti, b->pc, (uint32_t)retired, t->ea, b->pc + retired * 4);
         if (after && t->m->hook) {          /* a trap after the instruction retired */
             machine *m = t->m;
             axp_retire r = { .cpu = m->curcpu ? m->curcpu->id : 0, .pid = t->p->pid, .tid = t->tid,

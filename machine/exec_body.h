@@ -39,29 +39,36 @@ static void EXEC_INNER(thread *t, int64_t budget)
     uint64_t npc;
     int slot;
 #if EXEC_TIMED
-    uint64_t ea_last = 0;
     /* the cycle model of this CPU, tagging caches with this process */
     cycles_core *const core = m->curcpu ? m->curcpu->core : NULL;
     if (core)
         cycles_set_asn(core, (uint32_t)t->p->pid);
+    uint64_t *const eas = t->ea;
+    uint64_t ea_last = 0;           /* for the retire hook */
 #endif
 
 #if EXEC_TIMED
 #define PCOF(dd) (b->pc + ((uint64_t)((dd) - b->ins) << 2))
+/* The retire hook sees every instruction as it retires; the cycle model
+ * takes a whole block at its end (BLOCK_RETIRED), from the block's
+ * decoding and the addresses its loads and stores recorded in eas[]. */
 #define RETIRE(np) do {                                                       \
-        if (core)                                                             \
-            cycles_step(core, PCOF(d), d->word, d->id, ea_last, (np));        \
-        if (m->hook) {                                                        \
+        if (unlikely(m->hook)) {                                              \
             axp_retire r_ = { .cpu = m->curcpu ? m->curcpu->id : 0, .pid = t->p->pid, \
                               .tid = t->tid, .pc = PCOF(d), .word = d->word,  \
-                              .id = d->id, .ea = ea_last, .next_pc = (np) };  \
+                              .id = d->id, .ea = ea_last, .next_pc = (np) }; \
             m->hook(m->hook_ctx, &r_);                                        \
+            ea_last = 0;                                                      \
         }                                                                     \
-        ea_last = 0;                                                          \
     } while (0)
-#define MEMEA(ea) (ea_last = (ea))
+#define BLOCK_RETIRED(np) do {                                                \
+        if (core)                                                             \
+            cycles_block(core, b->ti, b->pc, b->n, eas, (np));                \
+    } while (0)
+#define MEMEA(ea) (ea_last = eas[d - b->ins] = (ea))
 #else
 #define RETIRE(np) ((void)0)
+#define BLOCK_RETIRED(np) ((void)0)
 #define MEMEA(ea) ((void)0)
 #endif
 #if EXEC_TIMED
@@ -256,6 +263,7 @@ enter:
         if (unlikely(ea & 3))
             guest_fault(t, b, d, A_SIGBUS, A_BUS_ADRALN, ea, false);
         bool ok = t->lock && t->lock_addr == (ea & ~15ULL);
+        MEMEA(ea);          /* the cycle model sees a failed one as a store too */
         if (ok)
             STORE(st32, 4, ea, v);
         t->lock = false;
@@ -267,6 +275,7 @@ enter:
         if (unlikely(ea & 7))
             guest_fault(t, b, d, A_SIGBUS, A_BUS_ADRALN, ea, false);
         bool ok = t->lock && t->lock_addr == (ea & ~15ULL);
+        MEMEA(ea);          /* the cycle model sees a failed one as a store too */
         if (ok)
             STORE(st64, 8, ea, v);
         t->lock = false;
@@ -349,6 +358,7 @@ enter:
         npc = R[d->b] & ~3ULL;
         R[d->c] = b->end;
         RETIRE(npc);
+        BLOCK_RETIRED(npc);
         goto indirect;
 
 taken:
@@ -361,6 +371,7 @@ fall:
 chain:
     RETIRE(npc);
 chain_retired:
+    BLOCK_RETIRED(npc);
     if (unlikely(slow && m->x))
         exact_leave(t, b, npc, slot == 0);
     if (b->gen == cc->gen) {
@@ -391,6 +402,7 @@ indirect:
     L_callsys:
         t->pc = b->end;
         RETIRE(b->end);
+        BLOCK_RETIRED(b->end);
         if (unlikely(slow && m->x))
             exact_leave(t, b, b->end, true);
         if (syscall_do(t) != SC_CONT)
@@ -398,6 +410,7 @@ indirect:
         goto reload;
     L_imb:
         RETIRE(b->end);
+        BLOCK_RETIRED(b->end);
         if (unlikely(slow && m->x))
             exact_leave(t, b, b->end, true);
         t->pc = b->end;
@@ -420,6 +433,7 @@ leave:
 #undef NEXT
 #undef DISPATCH
 #undef RETIRE
+#undef BLOCK_RETIRED
 #undef MEMEA
 #undef PCOF
 #undef TLBE

@@ -10,15 +10,16 @@
  * exec, or IMB kills them.  Dead blocks go on a list and are freed only when
  * no executor can be inside one.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "machine/axp.h"
+#include "machine/cycles.h"
 #include "machine/exact.h"
 #include "machine/linux.h"
 #include "machine/ops.h"
-
-#define BLOCK_MAX 256
 
 const uint8_t *mem_code_page(mm *x, uint64_t va, pte **pp);
 
@@ -180,7 +181,7 @@ static block *translate(thread *t, uint64_t pc)
         guest_fault(t, NULL, NULL, A_SIGSEGV, v ? A_SEGV_ACCERR : A_SEGV_MAPERR, pc, false);
     }
     dinsn tmp[BLOCK_MAX];
-    uint8_t exit = BX_SEQ;
+    uint8_t bx = BX_SEQ;
     uint32_t n = 0;
     uint64_t a = pc;
     alpha_insn in;
@@ -188,14 +189,27 @@ static block *translate(thread *t, uint64_t pc)
         uint32_t w;
         memcpy(&w, page + (a & PG_MASK), 4);
         alpha_decode(w, &in);
-        predecode(&in, &tmp[n], &exit);
+        predecode(&in, &tmp[n], &bx);
         n++;
         a += 4;
-        if (exit != BX_SEQ || !(a & PG_MASK))
+        if (bx != BX_SEQ || !(a & PG_MASK))
             break;
     }
-    block *b = malloc(sizeof *b + (n + 1) * sizeof(dinsn));
+    /* A timed machine's blocks carry the cycle model's decoding after ins[]. */
+    bool timed = t->m->tm != NULL;
+    size_t isz = sizeof(block) + (n + 1) * sizeof(dinsn);
+    block *b = malloc(isz + (timed ? n * sizeof(cycles_insn) : 0));
+    if (!b) {
+        fprintf(stderr, "axp: out of memory translating the code at 0x%" PRIx64 "\n", pc);
+        exit(1);
+    }
     memset(b, 0, sizeof *b);
+    if (timed) {
+        cycles_insn *ti = (cycles_insn *)((char *)b + isz);
+        for (uint32_t i = 0; i < n; i++)
+            cycles_decode(tmp[i].word, tmp[i].id, &ti[i]);
+        b->ti = ti;
+    }
     memcpy(b->ins, tmp, n * sizeof(dinsn));
     memset(&b->ins[n], 0, sizeof(dinsn));
     b->ins[n].h = H_SEQEND;
@@ -203,8 +217,8 @@ static block *translate(thread *t, uint64_t pc)
     b->pc = pc;
     b->end = a;
     b->n = n;
-    b->exit = exit;
-    if (exit == BX_COND || exit == BX_BR || exit == BX_BSR)
+    b->exit = bx;
+    if (bx == BX_COND || bx == BX_BR || bx == BX_BSR)
         b->target = a + (uint64_t)((int64_t)tmp[n - 1].imm * 4);
     b->pnext = p->code;
     p->code = b;
