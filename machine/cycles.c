@@ -283,7 +283,15 @@ void cycles_set_event_mask(cycles_core *c, uint32_t mask) { c->evmask = c->obs.e
 
 uint64_t cycles_now(const cycles_core *c) { return c->st.cycles; }
 
-const cycles_stats *cycles_get_stats(const cycles_core *c) { return &c->st; }
+const cycles_stats *cycles_get_stats(cycles_core *c)
+{
+    /* Every group but the open one was counted by size as it closed. */
+    uint64_t groups = c->group != 0;
+    for (int k = 1; k <= 4; k++)
+        groups += c->st.group_size[k];
+    c->st.issue_cycles = groups;
+    return &c->st;
+}
 
 static inline void event(cycles_core *c, int ev, uint64_t cycle, uint64_t pc)
 {
@@ -359,8 +367,7 @@ static void fetch(cycles_core *c, uint64_t pc, uint32_t asn, uint64_t after)
     /* The line's branch-prediction counters start afresh with the fill. */
     uint32_t slots = c->p.icache.line / 4;
     uint32_t first = (uint32_t)((pc >> 2) & c->bp_mask & ~(slots - 1));
-    for (uint32_t i = 0; i < slots && first + i <= c->bp_mask; i++)
-        c->bp[first + i] = 0xff;
+    memset(&c->bp[first], 0xff, first + slots <= c->bp_mask + 1 ? slots : c->bp_mask + 1 - first);
 }
 
 /* The issue-group table.  A group is described by how many of its
@@ -413,13 +420,14 @@ static bool build_groups(cycles_core *c)
     return true;
 }
 
-/* Earliest cycle register r allows, and why. */
+/* Earliest cycle register r allows, and why: selects, not branches. */
 #define NEED(r) do {                                                          \
         unsigned r_ = (r);                                                    \
         uint64_t t_ = c->times[r_];                                           \
+        int rc_ = c->rcause[r_ & (EARLY - 1)];                                \
         bool later_ = t_ > earliest;                                          \
         earliest = later_ ? t_ : earliest;                                    \
-        cause = later_ ? c->rcause[r_ & (EARLY - 1)] : cause;                 \
+        cause = later_ ? rc_ : cause;                                         \
     } while (0)
 
 void cycles_set_asn(cycles_core *c, uint32_t asn)
@@ -428,112 +436,82 @@ void cycles_set_asn(cycles_core *c, uint32_t asn)
     c->akey = CKEY(asn, 0);
 }
 
-/* One instruction (inlined into both callers).  Which way the tests
- * below go depends on the guest's data, which the host's branch predictor
- * guesses poorly: what runs for every instruction decides by selects, and
- * all that an ALU operation skips hangs off one test of its flags. */
-static inline __attribute__((always_inline)) void step(cycles_core *c, const cycles_insn *in, uint64_t pc,
-                                                       uint64_t ea, uint64_t next_pc)
+/* What holds a load, store, MB or a multiply/divide before it issues,
+ * beyond its operands: a busy unit, a DTB miss, a full write buffer.
+ * Returns whether the DTB missed (the instruction then cannot join a
+ * group). */
+static __attribute__((noinline)) bool hold(cycles_core *c, const cop *o, uint64_t pc, uint64_t ea, uint64_t t,
+                                           uint64_t *earliest_io, int *cause_io)
 {
-    const cop *o = &c->ops[in->op];
-    const unsigned fl = o->flags;
-    const uint64_t t = c->st.cycles;
-    const uint32_t asn = c->asn;
-
-    /* A new line can only start a new fetch block, and a new page only
-     * with a new line. */
-    if (unlikely((c->akey | pc >> c->ic.line_shift) != c->iline))
-        fetch(c, pc, asn, t);
-    bool newfb = (pc != c->seq_pc) | !(pc & c->fb_mask);
-    uint64_t earliest = newfb ? c->fetch_ready : 0;
-    int cause = newfb ? c->fetch_cause : ST_DEPENDENCY;
-    NEED(in->ra);
-    NEED(in->rb);
-    NEED(in->rc);
-
+    uint64_t earliest = *earliest_io;
+    int cause = *cause_io;
     bool dtb_miss = false;
-    if (unlikely(fl & (F_UNIT | F_MEM | F_MB))) {
-        if (o->unit == U_MUL && c->mul_free > earliest) {
-            earliest = c->mul_free;
-            cause = ST_MULTIPLIER;
-        } else if (o->unit == U_DIV && c->div_free > earliest) {
-            earliest = c->div_free;
-            cause = ST_DIVIDER;
+    if (o->unit == U_MUL && c->mul_free > earliest) {
+        earliest = c->mul_free;
+        cause = ST_MULTIPLIER;
+    } else if (o->unit == U_DIV && c->div_free > earliest) {
+        earliest = c->div_free;
+        cause = ST_DIVIDER;
+    }
+    if (o->flags & F_MEM) {
+        if (!ctlb_access(&c->dtb, c->akey | ea >> c->page_shift)) {
+            dtb_miss = true;
+            c->st.dtb_misses++;
+            event(c, CEV_DTBMISS, t, pc);
+            uint64_t base = earliest > t + 1 ? earliest : t + 1;
+            earliest = base + c->p.dtb_miss_cycles;
+            cause = ST_DTB;
         }
-        if (fl & F_MEM) {
-            uint64_t pg = c->akey | ea >> c->page_shift;
-            if (unlikely(!ctlb_access(&c->dtb, pg))) {
-                dtb_miss = true;
-                c->st.dtb_misses++;
-                event(c, CEV_DTBMISS, t, pc);
-                uint64_t base = earliest > t + 1 ? earliest : t + 1;
-                earliest = base + c->p.dtb_miss_cycles;
-                cause = ST_DTB;
-            }
-            if (fl & F_STORE) {
-                cwbuf_retire(&c->wb, earliest > t ? earliest : t);
-                uint64_t wl = ea >> c->dc.line_shift;
-                if (c->wb.n == c->wb.cap && cwbuf_find(&c->wb, wl) < 0 && c->wb.done[c->wb.head] > earliest) {
-                    earliest = c->wb.done[c->wb.head];
-                    cause = ST_WRITE_BUFFER;
-                }
-            }
-        } else if ((fl & F_MB) && c->wb.n) {
-            uint32_t last = WB_AT(c->wb.head + c->wb.n - 1);
-            if (c->wb.done[last] > earliest) {
-                earliest = c->wb.done[last];
+        if (o->flags & F_STORE) {
+            cwbuf_retire(&c->wb, earliest > t ? earliest : t);
+            uint64_t wl = ea >> c->dc.line_shift;
+            if (c->wb.n == c->wb.cap && cwbuf_find(&c->wb, wl) < 0 && c->wb.done[c->wb.head] > earliest) {
+                earliest = c->wb.done[c->wb.head];
                 cause = ST_WRITE_BUFFER;
             }
         }
-    }
-
-    /* Joining the group issues in cycle t; otherwise the next group
-     * starts at the first cycle every constraint allows, and the cycles
-     * in between are stalls.  group_size[0] takes the non-events. */
-    uint8_t g = c->gnext[c->group][o->cls];
-    bool join = !newfb & (c->group != 0) & (earliest <= t) & (g != 0xff) & !dtb_miss;
-    uint64_t next = earliest > t + 1 ? earliest : t + 1;
-    uint64_t issue = join ? t : next;
-    c->st.stalls[cause] += join ? 0 : next - t - 1;
-    c->st.group_size[join ? 0 : c->gsize[c->group]]++;
-    c->st.issue_cycles += !join;
-    c->st.cycles = issue;
-    c->group = join ? g : c->gnext[0][o->cls];
-    if (unlikely(!join && issue >= c->wake))
-        c->obs.advance(c->obs.ctx, t, issue, pc);
-    c->st.instructions++;
-    event(c, CEV_ISSUES, issue, pc);
-    c->seq_pc = pc + 4;
-
-    /* The result. */
-    unsigned d = in->dst;
-    uint64_t r = issue + o->lat;
-    int rc = ST_DEPENDENCY;
-    if (fl & F_LOAD) {
-        /* every load (a prefetch too) brings its line in */
-        c->st.loads++;
-        bool hit;
-        uint64_t dl = ea >> c->dc.line_shift;
-        uint32_t way = ccache_access(&c->dc, dl, CKEY(asn, dl), &hit);
-        if (hit) {
-            if (c->dc.ready[way] > r) {     /* merged with a fill under way */
-                r = c->dc.ready[way];
-                rc = ST_DCACHE;
-            }
-        } else {
-            c->st.dcache_misses++;
-            event(c, CEV_DMISS, issue, pc);
-            r = issue + fill_latency(c, ea, asn, issue, pc);
-            c->dc.ready[way] = r;
-            rc = ST_DCACHE;
+    } else if ((o->flags & F_MB) && c->wb.n) {
+        uint32_t last = WB_AT(c->wb.head + c->wb.n - 1);
+        if (c->wb.done[last] > earliest) {
+            earliest = c->wb.done[last];
+            cause = ST_WRITE_BUFFER;
         }
     }
-    c->times[d] = r;
-    c->times[EARLY + d] = fl & F_FAST ? issue : r;
-    c->rcause[d] = (uint8_t)rc;
+    *earliest_io = earliest;
+    *cause_io = cause;
+    return dtb_miss;
+}
 
-    if (likely(!(fl & (F_STORE | F_CTRL | F_UNIT))))
-        return;
+/* A load issued at `issue`: when its value is ready, and why then
+ * (*rc).  Every load, a prefetch too, brings its line in. */
+static __attribute__((noinline)) uint64_t load_ready(cycles_core *c, uint64_t pc, uint64_t ea, uint64_t issue,
+                                                     uint64_t r, int *rc)
+{
+    c->st.loads++;
+    bool hit;
+    uint64_t dl = ea >> c->dc.line_shift;
+    uint32_t way = ccache_access(&c->dc, dl, c->akey | dl, &hit);
+    if (hit) {
+        if (c->dc.ready[way] > r) {     /* merged with a fill under way */
+            r = c->dc.ready[way];
+            *rc = ST_DCACHE;
+        }
+    } else {
+        c->st.dcache_misses++;
+        event(c, CEV_DMISS, issue, pc);
+        r = issue + fill_latency(c, ea, c->asn, issue, pc);
+        c->dc.ready[way] = r;
+        *rc = ST_DCACHE;
+    }
+    return r;
+}
+
+/* After a store, a multiply/divide or a control transfer issued: the
+ * write buffer, the busy unit, the predictors and the fetch stream. */
+static __attribute__((noinline)) void after(cycles_core *c, const cop *o, const cycles_insn *in, uint64_t pc,
+                                            uint64_t ea, uint64_t next_pc, uint64_t issue)
+{
+    const uint32_t asn = c->asn;
     if (o->unit == U_MUL)
         c->mul_free = issue + o->busy;
     else if (o->unit == U_DIV)
@@ -651,11 +629,76 @@ static inline __attribute__((always_inline)) void step(cycles_core *c, const cyc
     }
 }
 
+/* One instruction (inlined into both callers).  Which way a test goes
+ * here depends on the guest's data, which the host's branch predictor
+ * guesses poorly: what runs for every instruction decides by selects,
+ * and all that an ALU operation does not need is out of line, behind one
+ * test of its flags. */
+static inline __attribute__((always_inline)) void step(cycles_core *c, const cycles_insn *in, uint64_t pc,
+                                                       uint64_t ea, uint64_t next_pc)
+{
+    const cop *o = &c->ops[in->op];
+    const unsigned fl = o->flags;
+    const uint64_t t = c->st.cycles;
+
+    /* A new line can only start a new fetch block, and a new page only
+     * with a new line. */
+    uint64_t lk = c->akey | pc >> c->ic.line_shift;
+    if (unlikely(lk != c->iline)) {
+        /* the common case inline: the line is the most recent in its set
+         * (a hit that changes nothing) and the page is the same */
+        if (likely(c->ic.tag[(lk & (c->ic.sets - 1)) * c->ic.ways] == lk &&
+                   (c->akey | pc >> c->page_shift) == c->ipage))
+            c->iline = lk;
+        else
+            fetch(c, pc, c->asn, t);
+    }
+    bool newfb = (pc != c->seq_pc) | !(pc & c->fb_mask);
+    uint64_t earliest = newfb ? c->fetch_ready : 0;
+    int cause = newfb ? c->fetch_cause : ST_DEPENDENCY;
+    NEED(in->ra);
+    NEED(in->rb);
+    NEED(in->rc);
+    bool dtb_miss = false;
+    if (fl & (F_UNIT | F_MEM | F_MB))
+        dtb_miss = hold(c, o, pc, ea, t, &earliest, &cause);
+
+    /* Joining the group issues in cycle t; otherwise the next group
+     * starts at the first cycle every constraint allows, and the cycles
+     * in between are stalls.  group_size[0] takes the non-events. */
+    uint8_t g = c->gnext[c->group][o->cls];
+    bool join = !newfb & (c->group != 0) & (earliest <= t) & (g != 0xff) & !dtb_miss;
+    uint64_t jm = -(uint64_t)join;              /* all ones when joining */
+    uint64_t next = earliest > t + 1 ? earliest : t + 1;
+    uint64_t issue = (t & jm) | (next & ~jm);
+    c->st.stalls[cause] += (next - t - 1) & ~jm;
+    c->st.group_size[c->gsize[c->group] & ~jm]++;
+    c->st.cycles = issue;
+    c->group = (uint8_t)((g & jm) | (c->gnext[0][o->cls] & ~jm));
+    if (unlikely(!join && issue >= c->wake))
+        c->obs.advance(c->obs.ctx, t, issue, pc);
+    event(c, CEV_ISSUES, issue, pc);
+    c->seq_pc = pc + 4;
+
+    /* The result. */
+    unsigned d = in->dst;
+    uint64_t r = issue + o->lat;
+    int rc = ST_DEPENDENCY;
+    if (fl & F_LOAD)
+        r = load_ready(c, pc, ea, issue, r, &rc);
+    c->times[d] = r;
+    c->times[EARLY + d] = fl & F_FAST ? issue : r;
+    c->rcause[d] = (uint8_t)rc;
+    if (fl & (F_STORE | F_CTRL | F_UNIT))
+        after(c, o, in, pc, ea, next_pc, issue);
+}
+
 void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t ea, uint64_t next_pc)
 {
     cycles_insn in;
     cycles_decode(w, id, &in);
     step(c, &in, pc, ea, next_pc);
+    c->st.instructions++;
 }
 
 void cycles_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t n, const uint64_t *ea,
@@ -663,6 +706,7 @@ void cycles_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t 
 {
     if (!n)
         return;
+    c->st.instructions += n;
     for (uint32_t i = 0; i + 1 < n; i++)
         step(c, &ins[i], pc + 4 * i, ea[i], pc + 4 * i + 4);
     step(c, &ins[n - 1], pc + 4 * (n - 1), ea[n - 1], next_pc);

@@ -64,7 +64,7 @@ typedef struct cycles_stats {
     uint64_t returns, return_mispredicts;  /* RET, included in jumps */
     uint64_t loads, stores, write_buffer_merges;
     uint64_t stalls[ST_COUNT];
-    uint64_t group_size[5];       /* issue groups by size (index 1..4) */
+    uint64_t group_size[5];       /* issue groups by size (index 1..4; 0 is scratch) */
 } cycles_stats;
 
 typedef struct cycles_core cycles_core;
@@ -127,6 +127,6 @@ void cycles_set_asn(cycles_core *c, uint32_t asn);
 
 /* The cycle in which the last instruction issued. */
 uint64_t cycles_now(const cycles_core *c);
-const cycles_stats *cycles_get_stats(const cycles_core *c);
+const cycles_stats *cycles_get_stats(cycles_core *c);
 
 #endif

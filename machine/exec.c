@@ -136,6 +136,34 @@ static int gentrap_sig(int64_t code, int *si)
     }
 }
 
+/* The retire hook's view of a block: one call per instruction, with the
+ * effective address of loads and stores (0 for the rest: the executor
+ * clears eas[] at block entry when a hook is set). */
+static __attribute__((noinline)) void retire_hook(thread *t, const block *b, uint32_t n, uint64_t next_pc)
+{
+    machine *m = t->m;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t pc = b->pc + 4 * (uint64_t)i;
+        axp_retire r = { .cpu = m->curcpu ? m->curcpu->id : 0, .pid = t->p->pid, .tid = t->tid,
+                         .pc = pc, .word = b->ins[i].word, .id = b->ins[i].id, .ea = t->ea[i],
+                         .next_pc = i + 1 < n ? pc + 4 : next_pc };
+        m->hook(m->hook_ctx, &r);
+    }
+}
+
+/* The timed executor reports a block once its first n instructions have
+ * retired (all of them, unless a fault cut it short) and control went to
+ * next_pc: to this CPU's cycle model and to the retire hook. */
+static inline void retire_block(thread *t, const block *b, uint32_t n, uint64_t next_pc)
+{
+    machine *m = t->m;
+    cycles_core *core = m->curcpu ? m->curcpu->core : NULL;
+    if (core && b->ti && n)
+        cycles_block(core, b->ti, b->pc, n, t->ea, next_pc);
+    if (unlikely(m->hook))
+        retire_hook(t, b, n, next_pc);
+}
+
 _Noreturn void guest_fault(thread *t, block *b, const dinsn *d, int sig,
                            int code, uint64_t addr, bool after)
 {
@@ -148,16 +176,7 @@ _Noreturn void guest_fault(thread *t, block *b, const dinsn *d, int sig,
         if (t->m->x)
             exact_fault(t, b, (uint32_t)retired);
         t->pc = after ? pc + 4 : pc;
-        /* the cycle model takes the block's retired part (the faulting
-         * instruction too when it retired) */
-        if (retired && b->ti && t->m->curcpu && t->m->curcpu->core)
-            cycles_block(t->m->curcpu->core, b->ti, b->pc, (uint32_t)retired, t->ea, b->pc + retired * 4);
-        if (after && t->m->hook) {          /* a trap after the instruction retired */
-            machine *m = t->m;
-            axp_retire r = { .cpu = m->curcpu ? m->curcpu->id : 0, .pid = t->p->pid, .tid = t->tid,
-                             .pc = pc, .word = d->word, .id = d->id, .next_pc = pc + 4 };
-            m->hook(m->hook_ctx, &r);
-        }
+        retire_block(t, b, (uint32_t)retired, b->pc + retired * 4);
         t->fault_word = d->word;
         t->fault_word_ok = true;
     } else {

@@ -44,30 +44,15 @@ static void EXEC_INNER(thread *t, int64_t budget)
     if (core)
         cycles_set_asn(core, (uint32_t)t->p->pid);
     uint64_t *const eas = t->ea;
-    uint64_t ea_last = 0;           /* for the retire hook */
 #endif
 
-#if EXEC_TIMED
 #define PCOF(dd) (b->pc + ((uint64_t)((dd) - b->ins) << 2))
-/* The retire hook sees every instruction as it retires; the cycle model
- * takes a whole block at its end (BLOCK_RETIRED), from the block's
- * decoding and the addresses its loads and stores recorded in eas[]. */
-#define RETIRE(np) do {                                                       \
-        if (unlikely(m->hook)) {                                              \
-            axp_retire r_ = { .cpu = m->curcpu ? m->curcpu->id : 0, .pid = t->p->pid, \
-                              .tid = t->tid, .pc = PCOF(d), .word = d->word,  \
-                              .id = d->id, .ea = ea_last, .next_pc = (np) }; \
-            m->hook(m->hook_ctx, &r_);                                        \
-            ea_last = 0;                                                      \
-        }                                                                     \
-    } while (0)
-#define BLOCK_RETIRED(np) do {                                                \
-        if (core)                                                             \
-            cycles_block(core, b->ti, b->pc, b->n, eas, (np));                \
-    } while (0)
-#define MEMEA(ea) (ea_last = eas[d - b->ins] = (ea))
+#if EXEC_TIMED
+/* Loads and stores note their addresses in eas[]; at its end the whole
+ * block goes to the cycle model and the retire hook (retire_block). */
+#define BLOCK_RETIRED(np) retire_block(t, b, b->n, (np))
+#define MEMEA(ea) (eas[d - b->ins] = (ea))
 #else
-#define RETIRE(np) ((void)0)
 #define BLOCK_RETIRED(np) ((void)0)
 #define MEMEA(ea) ((void)0)
 #endif
@@ -76,7 +61,7 @@ static void EXEC_INNER(thread *t, int64_t budget)
 #else
 #define DISPATCH() goto *(&&L_NOP + d->off)
 #endif
-#define NEXT do { RETIRE(PCOF(d) + 4); d++; DISPATCH(); } while (0)
+#define NEXT do { d++; DISPATCH(); } while (0)
 #define TLBE(ea) (&tlb[((ea) >> PG_SHIFT) & (TLB_N - 1)])
 #define LOAD(fn, sz, eax) ({                                                  \
         uint64_t ea_ = (eax);                                                 \
@@ -94,9 +79,6 @@ static void EXEC_INNER(thread *t, int64_t budget)
         else                                                                  \
             mem_store_slow(t, b, d, ea_, (v), sz);                            \
     } while (0)
-#ifndef PCOF
-#define PCOF(dd) (b->pc + ((uint64_t)((dd) - b->ins) << 2))
-#endif
 
 reload:
     x = t->mm;
@@ -112,6 +94,10 @@ enter:
     t->icount += b->n;
     if (unlikely(slow))
         block_enter_slow(t, b);
+#if EXEC_TIMED
+    if (unlikely(m->hook))      /* the hook sees 0 for what is not a load or store */
+        memset(eas, 0, b->n * sizeof *eas);
+#endif
     d = b->ins;
     DISPATCH();
 
@@ -353,11 +339,10 @@ enter:
         d--;
         npc = b->end;
         slot = 1;
-        goto chain_retired;
+        goto chain;
     L_jmp: L_jsr: L_ret: L_jsr_coroutine:
         npc = R[d->b] & ~3ULL;
         R[d->c] = b->end;
-        RETIRE(npc);
         BLOCK_RETIRED(npc);
         goto indirect;
 
@@ -369,8 +354,6 @@ fall:
     npc = b->end;
     slot = 1;
 chain:
-    RETIRE(npc);
-chain_retired:
     BLOCK_RETIRED(npc);
     if (unlikely(slow && m->x))
         exact_leave(t, b, npc, slot == 0);
@@ -401,7 +384,6 @@ indirect:
     /* ---- PAL calls ---------------------------------------------------- */
     L_callsys:
         t->pc = b->end;
-        RETIRE(b->end);
         BLOCK_RETIRED(b->end);
         if (unlikely(slow && m->x))
             exact_leave(t, b, b->end, true);
@@ -409,7 +391,6 @@ indirect:
             goto leave;
         goto reload;
     L_imb:
-        RETIRE(b->end);
         BLOCK_RETIRED(b->end);
         if (unlikely(slow && m->x))
             exact_leave(t, b, b->end, true);
@@ -432,7 +413,6 @@ leave:
 
 #undef NEXT
 #undef DISPATCH
-#undef RETIRE
 #undef BLOCK_RETIRED
 #undef MEMEA
 #undef PCOF
