@@ -60,8 +60,9 @@ axp_machine *axp_new(const axp_config *cfg, char *err, size_t errsz);
 void axp_free(axp_machine *m);
 
 /* With a hook set, every CPU runs the timed executor, which calls it once
- * per retired instruction, in order, a block's worth at the block's end; without one, the functional executor runs and
- * pays nothing for it.  Set it before axp_run. */
+ * per retired instruction, in order (a block's worth when the block
+ * ends); without one, the functional executor runs and pays nothing for
+ * it.  Set it before axp_run. */
 void axp_set_retire_hook(axp_machine *m, axp_retire_hook fn, void *ctx);
 
 /* Called for every executable mapping of an image and every process exit. */
