@@ -660,7 +660,9 @@ static inline __attribute__((always_inline)) void step(cycles_core *c, const cyc
     NEED(in->rb);
     NEED(in->rc);
     bool dtb_miss = false;
-    if (fl & (F_UNIT | F_MEM | F_MB))
+    /* (inline: a load in the page the DTB last translated) */
+    if ((fl & (F_UNIT | F_MEM | F_MB)) &&
+        (fl != F_LOAD || (c->akey | ea >> c->page_shift) != c->dtb.last))
         dtb_miss = hold(c, o, pc, ea, t, &earliest, &cause);
 
     /* Joining the group issues in cycle t; otherwise the next group
@@ -684,8 +686,15 @@ static inline __attribute__((always_inline)) void step(cycles_core *c, const cyc
     unsigned d = in->dst;
     uint64_t r = issue + o->lat;
     int rc = ST_DEPENDENCY;
-    if (fl & F_LOAD)
-        r = load_ready(c, pc, ea, issue, r, &rc);
+    if (fl & F_LOAD) {
+        /* inline: a hit on the most recent line of its set, not filling */
+        uint64_t dl = ea >> c->dc.line_shift;
+        uint32_t w0 = (uint32_t)(dl & (c->dc.sets - 1)) * c->dc.ways;
+        if (likely(c->dc.tag[w0] == (c->akey | dl) && c->dc.ready[w0] <= r))
+            c->st.loads++;
+        else
+            r = load_ready(c, pc, ea, issue, r, &rc);
+    }
     c->times[d] = r;
     c->times[EARLY + d] = fl & F_FAST ? issue : r;
     c->rcause[d] = (uint8_t)rc;
