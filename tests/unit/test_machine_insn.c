@@ -336,6 +336,39 @@ Test(machine_insn, timed_executor_reports_every_instruction)
     cr_assert_eq(retired, n, "hook calls %lu, retired %lu", (unsigned long)retired, (unsigned long)n);
 }
 
+static uint64_t seen_ea[8];
+static void ea_hook(void *ctx, const axp_retire *r)
+{
+    (void)ctx;
+    if (r->pc >= CODE && r->pc < CODE + 8 * 4)
+        seen_ea[(r->pc - CODE) / 4] = r->ea;
+}
+
+/* What the cycle model is told of memory: loads and stores give their
+ * address, so does a load into r31 (a prefetch, executed as a no-op);
+ * UNOP (ldq_u into r31) and operates give none. */
+Test(machine_insn, timed_executor_reports_addresses)
+{
+    bare b;
+    bare_init(&b, false);
+    axp_set_retire_hook(b.m, ea_hook, NULL);
+    b.t->r[1] = DATA;
+    emit(&b, MEM("ldq", 2, 8, 1));
+    emit(&b, MEM("ldl", 31, 24, 1));        /* prefetch */
+    emit(&b, MEM("ldq_u", 31, 0, 1));       /* UNOP */
+    emit(&b, MEM("stq", 2, 16, 1));
+    emit(&b, OPI("addq", 2, 1, 3));
+    emit(&b, PAL(PAL_BPT));
+    mem_write_force(b.p->mm, CODE, b.code, (size_t)b.n * 4);
+    b.t->pc = CODE;
+    memset(seen_ea, 0xff, sizeof seen_ea);
+    exec_timed(b.t, 1 << 20);
+    const uint64_t want[5] = { DATA + 8, DATA + 24, 0, DATA + 16, 0 };
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(seen_ea[i], want[i], "instruction %d: ea %#lx, expected %#lx", i,
+                     (unsigned long)seen_ea[i], (unsigned long)want[i]);
+}
+
 /* Random code must never hurt axp itself: every word runs or faults.  PAL
  * calls are left out (a random system call could touch the host's files). */
 Test(machine_insn, random_code_runs_or_faults)
