@@ -2,11 +2,11 @@
  * estimator/diff.c: per-image and per-procedure differences between two
  * profile sets (estimator/diff.h).
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "estimator/common.h"
 #include "estimator/diff.h"
 
 /* One image of one side, and where its samples are placed. */
@@ -37,31 +37,6 @@ typedef struct {
     int side;
     uint64_t count;
 } obs;
-
-static uint64_t add_sat(uint64_t a, uint64_t b)
-{
-    return a + b < a ? UINT64_MAX : a + b;
-}
-
-static bool oom(est_error *err)
-{
-    if (err)
-        snprintf(err->msg, sizeof err->msg, "out of memory");
-    return false;
-}
-
-static void warn(const est_diff_options *opt, const char *fmt, ...)
-{
-    char msg[1536];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (opt->warn)
-        opt->warn(opt->warn_ctx, msg);
-    else
-        fprintf(stderr, "cpo: warning: %s\n", msg);
-}
 
 static const char *hex(const uint8_t *b, size_t n, char *buf)
 {
@@ -112,8 +87,10 @@ static void find_original(side_image *si, side_image *all, size_t n, const est_s
         profdb_close(db);
     }
     if (!si->orig)
-        warn(opt, "%s was rewritten from build-id %s, whose image was not found: its samples are "
-             "placed with its own symbols", si->im->path, si->ident);
+        est_warnf(opt->warn, opt->warn_ctx,
+                  "%s was rewritten from build-id %s, whose image was not found: its samples are "
+                  "placed with its own symbols",
+                  si->im->path, si->ident);
 }
 
 static int rank(const side_image *si)
@@ -125,12 +102,12 @@ static bool add_group(group **g, size_t *ng, const side_image *si, est_error *er
 {
     group *ng2 = realloc(*g, (*ng + 1) * sizeof *ng2);
     if (!ng2)
-        return oom(err);
+        return est_oom(err);
     *g = ng2;
     group *x = &ng2[*ng];
     memset(x, 0, sizeof *x);
     if (!(x->label = strdup(si->im->path)))
-        return oom(err);
+        return est_oom(err);
     x->label_rank = rank(si);
     x->path[si->side] = si->im->path;
     x->has[si->side] = true;
@@ -178,7 +155,7 @@ static bool pair_images(side_image *si, size_t n, group **g, size_t *ng, est_err
     size_t na_groups = *ng;
     bool *placed = calloc(n ? n : 1, sizeof *placed);
     if (!placed)
-        return oom(err);
+        return est_oom(err);
     for (int pass = 0; pass < 3; pass++) {
         for (size_t i = 0; i < n; i++) {
             if (si[i].side != 1 || placed[i])
@@ -276,7 +253,7 @@ static bool observe(const side_image *si, obs **v, size_t *n, size_t *cap)
         }
         const char *name = est_procedure_at(img, off, buf, sizeof buf, &start, &end);
         if (*n > first && !strcmp((*v)[*n - 1].name, name))
-            (*v)[*n - 1].count = add_sat((*v)[*n - 1].count, c);
+            (*v)[*n - 1].count = est_add_sat((*v)[*n - 1].count, c);
         else if (!push_obs(v, n, cap, si->group, name, si->side, c))
             return false;
     }
@@ -334,7 +311,7 @@ bool est_diff_compute(const est_set *a, const est_set *b, const est_diff_options
 
     side_image *si = calloc(a->nimages + b->nimages + 1, sizeof *si);
     if (!si)
-        return oom(err);
+        return est_oom(err);
     size_t n = 0;
     for (int side = 0; side < 2; side++) {
         const est_set *s = side ? b : a;
@@ -371,16 +348,16 @@ bool est_diff_compute(const est_set *a, const est_set *b, const est_diff_options
     bool ok = pair_images(si, n, &g, &ng, err);
     for (size_t i = 0; ok && i < n; i++) {
         g[si[i].group].count[si[i].side] =
-            add_sat(g[si[i].group].count[si[i].side], si[i].im->totals[si[i].ev]);
+            est_add_sat(g[si[i].group].count[si[i].side], si[i].im->totals[si[i].ev]);
         if (!observe(&si[i], &v, &nv, &cap))
-            ok = oom(err);
+            ok = est_oom(err);
     }
     if (ok && ng && !(out->images = calloc(ng, sizeof *out->images)))
-        ok = oom(err);
+        ok = est_oom(err);
     for (size_t gi = 0; ok && gi < ng; gi++) {
         est_diff_row *r = &out->images[out->nimages];
         if (!(r->image = strdup(g[gi].label))) {
-            ok = oom(err);
+            ok = est_oom(err);
             break;
         }
         out->nimages++;
@@ -394,12 +371,12 @@ bool est_diff_compute(const est_set *a, const est_set *b, const est_diff_options
         size_t j = i;
         uint64_t c[2] = { 0, 0 };
         while (j < nv && v[j].group == v[i].group && !strcmp(v[j].name, v[i].name)) {
-            c[v[j].side] = add_sat(c[v[j].side], v[j].count);
+            c[v[j].side] = est_add_sat(c[v[j].side], v[j].count);
             j++;
         }
         est_diff_row *nr = realloc(out->procs, (out->nprocs + 1) * sizeof *nr);
         if (!nr) {
-            ok = oom(err);
+            ok = est_oom(err);
             break;
         }
         out->procs = nr;
@@ -409,7 +386,7 @@ bool est_diff_compute(const est_set *a, const est_set *b, const est_diff_options
         r->procedure = strdup(v[i].name);
         out->nprocs++;
         if (!r->image || !r->procedure) {
-            ok = oom(err);
+            ok = est_oom(err);
             break;
         }
         r->a = c[0];

@@ -6,12 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "estimator/common.h"
 #include "estimator/samples.h"
-
-static uint64_t add_sat(uint64_t a, uint64_t b)
-{
-    return a + b < a ? UINT64_MAX : a + b;
-}
 
 void est_function_extent(const image *img, const image_symbol *sym, uint64_t *start,
                          uint64_t *end)
@@ -88,7 +84,7 @@ static est_row *push(rowvec *rv, size_t ii, const char *name, uint64_t start, ui
 static void add_counts(uint64_t *to, const uint64_t *from, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        to[i] = add_sat(to[i], from[i]);
+        to[i] = est_add_sat(to[i], from[i]);
 }
 
 static bool any(const uint64_t *v, size_t n)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "estimator/common.h"
 #include "estimator/samples.h"
 
 static bool fail(est_error *err, const char *fmt, ...)
@@ -24,32 +25,21 @@ static bool fail(est_error *err, const char *fmt, ...)
     return false;
 }
 
-static void warn_stderr(void *ctx, const char *msg)
-{
-    (void)ctx;
-    fprintf(stderr, "cpo: warning: %s\n", msg);
-}
-
-static void warn(const est_selection *sel, const char *fmt, ...)
+void est_warnf(void (*warn)(void *ctx, const char *msg), void *ctx, const char *fmt, ...)
 {
     char msg[1536];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (sel->warn)
-        sel->warn(sel->warn_ctx, msg);
+    if (warn)
+        warn(ctx, msg);
     else
-        warn_stderr(NULL, msg);
+        fprintf(stderr, "cpo: warning: %s\n", msg);
 }
 
 /* Counts are sums of 64-bit counts; an overflow would need more samples
  * than any machine takes, but a wrapped total would be a silent lie. */
-static uint64_t add_sat(uint64_t a, uint64_t b)
-{
-    return a + b < a ? UINT64_MAX : a + b;
-}
-
 double est_mean_period(uint64_t period_sum, uint64_t samples)
 {
     return samples ? (double)period_sum / (double)samples : 0.0;
@@ -138,7 +128,7 @@ static bool fold_triples(est_image *im, triple *t, size_t nt, size_t nev)
         if (i == 0 || t[i].offset != t[i - 1].offset)
             im->offsets[k++] = t[i].offset;
         uint64_t *c = &im->counts[(k - 1) * nev + t[i].event];
-        *c = add_sat(*c, t[i].count);
+        *c = est_add_sat(*c, t[i].count);
     }
     im->n = n;
     return true;
@@ -224,11 +214,11 @@ static void locate(est_image *im, char *const *paths, size_t npaths, profdb *db,
         profdb_image_free(&known);
     if (mismatch[0]) {
         im->status = EST_IMAGE_MISMATCH;
-        warn(sel, "%s: its samples are reported for the whole image", mismatch);
+        est_warnf(sel->warn, sel->warn_ctx, "%s: its samples are reported for the whole image", mismatch);
     } else {
         im->status = EST_IMAGE_MISSING;
-        warn(sel, "%s: its samples are reported for the whole image",
-             first_err[0] ? first_err : im->path);
+        est_warnf(sel->warn, sel->warn_ctx, "%s: its samples are reported for the whole image",
+                  first_err[0] ? first_err : im->path);
     }
 }
 
@@ -387,8 +377,8 @@ bool est_load(const est_selection *sel, est_set *out, est_error *err)
         est_image *im = &s->images[s->nimages++];
         ok = load_image(db, epoch, infos, ninfos, keys[k], s, im, given, sel->nimage_files, sel, err);
         for (size_t e = 0; ok && e < s->nevents; e++) {
-            s->totals[e] = add_sat(s->totals[e], im->totals[e]);
-            s->period_sums[e] = add_sat(s->period_sums[e], im->period_sums[e]);
+            s->totals[e] = est_add_sat(s->totals[e], im->totals[e]);
+            s->period_sums[e] = est_add_sat(s->period_sums[e], im->period_sums[e]);
         }
     }
     for (size_t i = 0; given && i < sel->nimage_files; i++)

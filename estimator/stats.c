@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "estimator/common.h"
 #include "estimator/stats.h"
 
 typedef struct {
@@ -38,43 +39,31 @@ static int cmp_row(const void *a, const void *b)
     return d ? d : strcmp(x->procedure, y->procedure);
 }
 
-static uint64_t add_sat(uint64_t a, uint64_t b)
-{
-    return a + b < a ? UINT64_MAX : a + b;
-}
-
-static bool oom(est_error *err)
-{
-    if (err)
-        snprintf(err->msg, sizeof err->msg, "out of memory");
-    return false;
-}
-
 bool est_stats_compute(const est_set *sets, size_t nsets, const char *event, est_stats *out,
                        est_error *err)
 {
     memset(out, 0, sizeof *out);
     out->nsets = nsets;
     if (!(out->set_totals = calloc(nsets ? nsets : 1, sizeof *out->set_totals)))
-        return oom(err);
+        return est_oom(err);
     est_row **rows = calloc(nsets ? nsets : 1, sizeof *rows);
     size_t *nrows = calloc(nsets ? nsets : 1, sizeof *nrows);
     obs *v = NULL;
     size_t nv = 0;
     bool ok = rows && nrows;
     if (!ok)
-        oom(err);
+        est_oom(err);
     for (size_t k = 0; ok && k < nsets; k++) {
         int e = est_event_index(&sets[k], event);
         if (e < 0)
             continue;
         out->set_totals[k] = sets[k].totals[e];
-        out->total = add_sat(out->total, sets[k].totals[e]);
+        out->total = est_add_sat(out->total, sets[k].totals[e]);
         if (!(ok = est_procedures(&sets[k], &rows[k], &nrows[k], err)))
             break;
         obs *nvv = realloc(v, (nv + nrows[k] + 1) * sizeof *v);
         if (!nvv) {
-            ok = oom(err);
+            ok = est_oom(err);
             break;
         }
         v = nvv;
@@ -93,7 +82,7 @@ bool est_stats_compute(const est_set *sets, size_t nsets, const char *event, est
             j++;
         est_stat_row *nr = realloc(out->rows, (out->nrows + 1) * sizeof *nr);
         if (!nr) {
-            ok = oom(err);
+            ok = est_oom(err);
             break;
         }
         out->rows = nr;
@@ -106,17 +95,17 @@ bool est_stats_compute(const est_set *sets, size_t nsets, const char *event, est
             free(r->procedure);
             free(r->image);
             free(r->per_set);
-            ok = oom(err);
+            ok = est_oom(err);
             break;
         }
         out->nrows++;
         for (size_t k = i; k < j; k++)
-            r->per_set[v[k].set] = add_sat(r->per_set[v[k].set], v[k].count);
+            r->per_set[v[k].set] = est_add_sat(r->per_set[v[k].set], v[k].count);
         r->min = UINT64_MAX;
         for (size_t k = 0; k < nsets; k++) {
             uint64_t c = r->per_set[k];
             r->present += c != 0;
-            r->sum = add_sat(r->sum, c);
+            r->sum = est_add_sat(r->sum, c);
             if (c < r->min)
                 r->min = c;
             if (c > r->max)
