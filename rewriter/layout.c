@@ -224,6 +224,7 @@ static void terminate(rw_ctx *cx, rw_item *it, const rw_item *next)
 bool rw_layout(rw_ctx *cx)
 {
     const cfg_program *prog = cx->prog;
+    bool ok = false;
     size_t total = 0;
     for (size_t i = 0; i < prog->nprocs; i++)
         if (cx->procs[i].reason == RW_MOVED)
@@ -337,15 +338,7 @@ bool rw_layout(rw_ctx *cx)
             cx->map[(b->end - 4 - cx->code_lo) / 4] = cx->items[i + 1].addr;
         }
     cx->text_size = (size_t)(a - cx->text_addr);
-    free(porder);
-    free(listed);
-    free(order);
-    free(aligns);
-    free(splits);
-    free(firsts);
-    return true;
-oom:
-    rw_fail(cx, "out of memory");
+    ok = true;
 fail:
     free(porder);
     free(listed);
@@ -353,5 +346,8 @@ fail:
     free(aligns);
     free(splits);
     free(firsts);
-    return false;
+    return ok;
+oom:
+    rw_fail(cx, "out of memory");
+    goto fail;
 }
