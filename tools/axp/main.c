@@ -76,6 +76,20 @@ static bool parse_u64(const char *s, uint64_t *out)
     return true;
 }
 
+/* Leave `axp run` before the program has run: close what is open. */
+static int abandon(axp_machine *m, collect *col, FILE *tf, FILE *sf, FILE *xf, int rc)
+{
+    if (tf)
+        fclose(tf);
+    if (sf)
+        fclose(sf);
+    if (xf)
+        fclose(xf);
+    collect_close(col);
+    axp_free(m);
+    return rc;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     axp_config cfg = { .ncpus = 1 };
@@ -214,20 +228,15 @@ static int cmd_run(int argc, char **argv)
     FILE *sf = NULL, *xf = NULL, *tf = NULL;
     if (truth && !(tf = fopen(truth, "w"))) {
         fprintf(stderr, "axp: --truth %s: %s\n", truth, strerror(errno));
-        axp_free(m);
-        return 2;
+        return abandon(m, NULL, tf, sf, xf, 2);
     }
     if (stats && !(sf = fopen(stats, "w"))) {
         fprintf(stderr, "axp: --stats %s: %s\n", stats, strerror(errno));
-        axp_free(m);
-        return 2;
+        return abandon(m, NULL, tf, sf, xf, 2);
     }
     if (exact && !(xf = fopen(exact, "w"))) {
         fprintf(stderr, "axp: --exact %s: %s\n", exact, strerror(errno));
-        if (sf)
-            fclose(sf);
-        axp_free(m);
-        return 2;
+        return abandon(m, NULL, tf, sf, xf, 2);
     }
     const char *prog = argv[i];
     /* the samples' destination, before the program's images load */
@@ -236,26 +245,11 @@ static int cmd_run(int argc, char **argv)
     co.program = prog;
     if (pmu && !(col = collect_start(m, &co, err, sizeof err))) {
         fprintf(stderr, "axp: %s\n", err);
-        if (tf)
-            fclose(tf);
-        if (sf)
-            fclose(sf);
-        if (xf)
-            fclose(xf);
-        axp_free(m);
-        return 2;
+        return abandon(m, NULL, tf, sf, xf, 2);
     }
     if (axp_spawn(m, prog, argv + i, environ, err, sizeof err) != 0) {
         fprintf(stderr, "axp: %s\n", err);
-        if (tf)
-            fclose(tf);
-        if (sf)
-            fclose(sf);
-        if (xf)
-            fclose(xf);
-        collect_close(col);
-        axp_free(m);
-        return access(prog, F_OK) ? 127 : 126;
+        return abandon(m, col, tf, sf, xf, access(prog, F_OK) ? 127 : 126);
     }
     axp_forward_host_signals();
     int status = axp_run(m);
