@@ -68,8 +68,7 @@ struct cycles_core {
     cop *ops;
     uint32_t nops;              /* ops[nops] describes unknown words, ops[nops + 1] UNOP */
 
-    uint32_t asn;
-    uint64_t akey;              /* CKEY(asn, 0): keys are akey | unit */
+    uint64_t akey;              /* CKEY(asn, 0) of the current address space: keys are akey | unit */
     uint64_t seq_pc;            /* the address that continues the group's block */
     uint8_t group;              /* the issue group so far: a row of gnext, 0 = empty */
     uint64_t fb_mask;           /* fetch_block - 1 */
@@ -302,11 +301,11 @@ static inline void event(cycles_core *c, int ev, uint64_t cycle, uint64_t pc)
 /* Latency of a fill from below the first-level caches, for the line
  * holding addr: S-cache, then B-cache (if fitted), then memory.  The
  * S-cache is unified and allocates on every miss. */
-static uint32_t fill_latency(cycles_core *c, uint64_t addr, uint32_t asn, uint64_t cycle, uint64_t pc)
+static uint32_t fill_latency(cycles_core *c, uint64_t addr, uint64_t cycle, uint64_t pc)
 {
     bool hit;
     uint64_t sl = addr >> c->sc.line_shift;
-    ccache_access(&c->sc, sl, CKEY(asn, sl), &hit);
+    ccache_access(&c->sc, sl, c->akey | sl, &hit);
     if (hit)
         return c->p.scache.latency;
     c->st.scache_misses++;
@@ -316,7 +315,7 @@ static uint32_t fill_latency(cycles_core *c, uint64_t addr, uint32_t asn, uint64
     uint32_t lat, busy;
     if (c->bc.tag) {
         uint64_t bl = addr >> c->bc.line_shift;
-        ccache_access(&c->bc, bl, CKEY(asn, bl), &hit);
+        ccache_access(&c->bc, bl, c->akey | bl, &hit);
         if (hit) {
             lat = c->p.bcache.latency;
             busy = c->p.bcache_fill_busy;
@@ -336,9 +335,9 @@ static uint32_t fill_latency(cycles_core *c, uint64_t addr, uint32_t asn, uint64
 
 /* A new fetch block at pc: the ITB and the I-cache are consulted when the
  * page or the line changes.  after is the cycle the previous group issued. */
-static void fetch(cycles_core *c, uint64_t pc, uint32_t asn, uint64_t after)
+static void fetch(cycles_core *c, uint64_t pc, uint64_t after)
 {
-    uint64_t pg = CKEY(asn, pc >> c->page_shift);
+    uint64_t pg = c->akey | pc >> c->page_shift;
     if (pg != c->ipage) {
         c->ipage = pg;
         if (!ctlb_access(&c->itb, pg)) {
@@ -350,7 +349,7 @@ static void fetch(cycles_core *c, uint64_t pc, uint32_t asn, uint64_t after)
         }
     }
     uint64_t line = pc >> c->ic.line_shift;
-    uint64_t key = CKEY(asn, line);
+    uint64_t key = c->akey | line;
     if (key == c->iline)
         return;
     c->iline = key;
@@ -362,7 +361,7 @@ static void fetch(cycles_core *c, uint64_t pc, uint32_t asn, uint64_t after)
     /* IMISS samples land on the missing instruction itself. */
     event(c, CEV_IMISS, after, pc);
     uint64_t base = c->fetch_ready > after ? c->fetch_ready : after;
-    c->fetch_ready = base + fill_latency(c, pc, asn, after, pc);
+    c->fetch_ready = base + fill_latency(c, pc, after, pc);
     c->fetch_cause = ST_ICACHE;
     /* The line's branch-prediction counters start afresh with the fill. */
     uint32_t slots = c->p.icache.line / 4;
@@ -432,7 +431,6 @@ static bool build_groups(cycles_core *c)
 
 void cycles_set_asn(cycles_core *c, uint32_t asn)
 {
-    c->asn = asn;
     c->akey = CKEY(asn, 0);
 }
 
@@ -499,7 +497,7 @@ static __attribute__((noinline)) uint64_t load_ready(cycles_core *c, uint64_t pc
     } else {
         c->st.dcache_misses++;
         event(c, CEV_DMISS, issue, pc);
-        r = issue + fill_latency(c, ea, c->asn, issue, pc);
+        r = issue + fill_latency(c, ea, issue, pc);
         c->dc.ready[way] = r;
         *rc = ST_DCACHE;
     }
@@ -511,7 +509,6 @@ static __attribute__((noinline)) uint64_t load_ready(cycles_core *c, uint64_t pc
 static __attribute__((noinline)) void after(cycles_core *c, const cop *o, const cycles_insn *in, uint64_t pc,
                                             uint64_t ea, uint64_t next_pc, uint64_t issue)
 {
-    const uint32_t asn = c->asn;
     if (o->unit == U_MUL)
         c->mul_free = issue + o->busy;
     else if (o->unit == U_DIV)
@@ -527,9 +524,9 @@ static __attribute__((noinline)) void after(cycles_core *c, const cop *o, const 
             /* The write goes to the S-cache (write-back, allocating); a
              * line that is not there costs a fill first. */
             uint64_t sl = ea >> c->sc.line_shift;
-            uint32_t cost = ccache_probe(&c->sc, sl, CKEY(asn, sl))
+            uint32_t cost = ccache_probe(&c->sc, sl, c->akey | sl)
                                 ? c->p.write_buffer_drain
-                                : fill_latency(c, ea, asn, issue, pc);
+                                : fill_latency(c, ea, issue, pc);
             uint64_t start = issue;
             if (c->wb.n) {
                 uint64_t prev = c->wb.done[WB_AT(c->wb.head + c->wb.n - 1)];
@@ -651,7 +648,7 @@ static inline __attribute__((always_inline)) void step(cycles_core *c, const cyc
                    (c->akey | pc >> c->page_shift) == c->ipage))
             c->iline = lk;
         else
-            fetch(c, pc, c->asn, t);
+            fetch(c, pc, t);
     }
     bool newfb = (pc != c->seq_pc) | !(pc & c->fb_mask);
     uint64_t earliest = newfb ? c->fetch_ready : 0;
