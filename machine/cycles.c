@@ -431,6 +431,9 @@ static bool build_groups(cycles_core *c)
 
 void cycles_set_asn(cycles_core *c, uint32_t asn)
 {
+    /* Another process continues through the kernel: a new fetch stream. */
+    if (CKEY(asn, 0) != c->akey)
+        c->seq_pc = ~0ULL;
     c->akey = CKEY(asn, 0);
 }
 
@@ -558,9 +561,11 @@ static __attribute__((noinline)) void after(cycles_core *c, const cop *o, const 
             event(c, CEV_BRANCHMP, issue, pc);
             c->fetch_ready = issue + 1 + c->p.mispredict_penalty;
             c->fetch_cause = ST_BRANCH;
+            c->seq_pc = ~0ULL;
         } else if (taken) {
             c->fetch_ready = issue + 1 + c->p.taken_bubble;
             c->fetch_cause = ST_TAKEN;
+            c->seq_pc = ~0ULL;
         }
         break;
     }
@@ -574,6 +579,7 @@ static __attribute__((noinline)) void after(cycles_core *c, const cop *o, const 
         }
         c->fetch_ready = issue + 1 + c->p.taken_bubble;
         c->fetch_cause = ST_TAKEN;
+        c->seq_pc = ~0ULL;
         break;
     case K_JMP:
     case K_JSR:
@@ -611,6 +617,7 @@ static __attribute__((noinline)) void after(cycles_core *c, const cop *o, const 
             c->fetch_ready = issue + 1 + c->p.taken_bubble;
             c->fetch_cause = ST_TAKEN;
         }
+        c->seq_pc = ~0ULL;
         break;
     }
     case K_CALLSYS:
