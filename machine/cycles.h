@@ -16,6 +16,7 @@
 #define MACHINE_CYCLES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "alpha/ev5.h"
@@ -113,13 +114,28 @@ void cycles_decode(uint32_t word, unsigned id, cycles_insn *out);
  * address of the next instruction executed. */
 void cycles_step(cycles_core *c, uint64_t pc, uint32_t word, unsigned id, uint64_t ea, uint64_t next_pc);
 
+/* A block's static schedule: where each instruction after the first
+ * issues relative to the first, when nothing outside the block holds it
+ * up, with what has to be checked to know that nothing does (see
+ * cycles_sched.c).  The machine reserves cycles_sched_size(n) zeroed bytes
+ * (8-byte aligned) per translated block of n instructions; the model
+ * builds the schedule there the first time the whole block runs. */
+typedef struct cycles_sched cycles_sched;
+size_t cycles_sched_size(uint32_t n);
+
 /* The first n instructions of a straight-line run at pc, decoded into ins,
  * retired in order: ea[i] is instruction i's effective address (read only
  * for loads and stores), next_pc where control went after the last one.
  * The same as n calls of cycles_step, in a fraction of the time: the
- * machine calls this once per executed block. */
+ * machine calls this once per executed block.  s is the block's schedule
+ * space, or NULL (always NULL when n is not the whole block); cores that
+ * share one must have the same parameters. */
 void cycles_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t n, const uint64_t *ea,
-                  uint64_t next_pc);
+                  uint64_t next_pc, cycles_sched *s);
+
+/* Whether cycles_block uses static schedules (on by default).  The
+ * results are the same either way; this is for checking that they are. */
+void cycles_set_schedules(cycles_core *c, bool on);
 
 /* The address-space number that tags cache and TLB entries from now on
  * (the machine uses the process id). */

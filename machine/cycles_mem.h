@@ -96,22 +96,27 @@ static inline uint32_t ctlb_hash(uint64_t key, uint32_t mask)
 
 void ctlb_insert(ctlb *t, uint64_t key);
 
-/* True on a hit; a miss inserts the entry. */
-static inline bool ctlb_access(ctlb *t, uint64_t key)
+/* Is key present?  No state change. */
+static inline bool ctlb_probe(const ctlb *t, uint64_t key)
 {
     if (key == t->last)
         return true;
     for (uint32_t h = ctlb_hash(key, t->hmask);; h = (h + 1) & t->hmask) {
-        if (t->index[h] == key) {
-            t->last = key;
+        if (t->index[h] == key)
             return true;
-        }
         if (!t->index[h])
-            break;
+            return false;
     }
-    ctlb_insert(t, key);
+}
+
+/* True on a hit; a miss inserts the entry. */
+static inline bool ctlb_access(ctlb *t, uint64_t key)
+{
+    bool hit = ctlb_probe(t, key);
+    if (!hit)
+        ctlb_insert(t, key);
     t->last = key;
-    return false;
+    return hit;
 }
 
 /* The write buffer: entries of one cache line each, written to the S-cache

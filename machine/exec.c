@@ -158,8 +158,8 @@ static inline void retire_block(thread *t, const block *b, uint32_t n, uint64_t 
 {
     machine *m = t->m;
     cycles_core *core = m->curcpu ? m->curcpu->core : NULL;
-    if (core && b->ti && n)
-        cycles_block(core, b->ti, b->pc, n, t->ea, next_pc);
+    if (core && b->ti && n)     /* (a block cut short by a fault is not the one scheduled) */
+        cycles_block(core, b->ti, b->pc, n, t->ea, next_pc, n == b->n ? b->ts : NULL);
     if (unlikely(m->hook))
         retire_hook(t, b, n, next_pc);
 }

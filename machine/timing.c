@@ -206,6 +206,11 @@ int timing_start(machine *m, char *err, size_t errsz)
     for (int i = 0; i < m->ncpu; i++) {
         if (!(t->core[i] = cycles_new(&t->p)))
             goto oom;
+        /* AXP_SCHEDULES=0: model every instruction, for checking that the
+         * blocks' static schedules change nothing */
+        const char *sc = getenv("AXP_SCHEDULES");
+        if (sc && !strcmp(sc, "0"))
+            cycles_set_schedules(t->core[i], false);
         if (t->pmu_on) {
             t->pc.skid = t->p.pmu_skid;
             if (!(t->pmu[i] = pmu_new(&t->pc, i, t->core[i], sample_sink, m)))

@@ -198,7 +198,8 @@ static block *translate(thread *t, uint64_t pc)
     /* A timed machine's blocks carry the cycle model's decoding after ins[]. */
     bool timed = t->m->tm != NULL;
     size_t isz = sizeof(block) + (n + 1) * sizeof(dinsn);
-    block *b = malloc(isz + (timed ? n * sizeof(cycles_insn) : 0));
+    size_t tsz = ((isz + n * sizeof(cycles_insn) + 7) & ~(size_t)7) - isz;   /* the schedule 8-aligned */
+    block *b = malloc(isz + (timed ? tsz + cycles_sched_size(n) : 0));
     if (!b) {
         fprintf(stderr, "axp: out of memory translating the code at 0x%" PRIx64 "\n", pc);
         exit(1);
@@ -209,6 +210,8 @@ static block *translate(thread *t, uint64_t pc)
         for (uint32_t i = 0; i < n; i++)
             cycles_decode(tmp[i].word, tmp[i].id, &ti[i]);
         b->ti = ti;
+        b->ts = (cycles_sched *)((char *)ti + tsz);
+        memset(b->ts, 0, cycles_sched_size(n));
     }
     memcpy(b->ins, tmp, n * sizeof(dinsn));
     memset(&b->ins[n], 0, sizeof(dinsn));

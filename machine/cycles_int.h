@@ -1,0 +1,116 @@
+/*
+ * machine/cycles_int.h: the cycle model's state, shared by the model
+ * (cycles.c) and its block schedules (cycles_sched.c).  Nothing else
+ * includes this.
+ */
+#ifndef MACHINE_CYCLES_INT_H
+#define MACHINE_CYCLES_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "machine/cycles.h"
+#include "machine/cycles_mem.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+
+/* Issue-group states (see build_groups): at most 8 ways to fill the
+ * integer pipes times 8 for the FP pipes times none/load/store. */
+#define GROUP_STATES 192
+#define GROUP_CLASSES 18        /* pipe class + 6 * (0 none, 1 load, 2 store) */
+#define RAS_RING 1024           /* >= ev5_validate's limit on return_stack */
+
+/* What the model needs of an instruction, from its alpha_optable row. */
+enum { K_ALU, K_LOAD, K_STORE, K_CBR, K_BR, K_BSR, K_JMP, K_JSR, K_RET, K_COR, K_CALLSYS, K_PAL, K_MB };
+enum { U_NONE, U_MUL, U_DIV };
+enum { P_E0, P_E1, P_E01, P_FA, P_FM, P_FAM };
+
+/* Register indices: 0-31 integer, 32-63 FP; 64-127 always ready (an
+ * unused field or a literal reads there); 128 takes writes to R31/F31.
+ * times[] holds when each register's value is ready, and from EARLY on
+ * when a same-cycle branch or CMOV may use it, so that cycles_insn.ra
+ * picks the right one without a test. */
+#define REG_NONE 64
+#define REG_SINK 128
+#define EARLY 256
+
+/* What the per-instruction path tests, as bits, so that the common
+ * case (an ALU operation) costs one test. */
+enum {
+    F_LOAD = 1, F_STORE = 2, F_UNIT = 4, F_MB = 8,
+    F_FAST = 16,                /* compare/logical: 0 cycles to a same-cycle branch or CMOV */
+    F_CTRL = 32,                /* a branch, jump or PAL call */
+    F_MEM = F_LOAD | F_STORE
+};
+
+typedef struct cop {
+    uint8_t kind, unit, pipe;
+    uint8_t lat;
+    uint8_t busy;               /* unit occupancy */
+    uint8_t cls;                /* column of gnext */
+    uint8_t flags;              /* F_* */
+} cop;
+
+struct cycles_core {
+    ev5_params p;
+    cop *ops;
+    uint32_t nops;              /* ops[nops] describes unknown words, ops[nops + 1] UNOP */
+
+    uint64_t akey;              /* CKEY(asn, 0) of the current address space: keys are akey | unit */
+    uint64_t seq_pc;            /* the address that continues the group's block */
+    uint8_t group;              /* the issue group so far: a row of gnext, 0 = empty */
+    uint64_t fb_mask;           /* fetch_block - 1 */
+
+    uint64_t fetch_ready;       /* earliest issue of the next fetched block */
+    int fetch_cause;
+    uint64_t iline;             /* the I-cache line being fetched from (key) */
+    uint64_t ipage;             /* the ITB page of it (key) */
+
+    uint64_t times[EARLY + REG_SINK + 1];
+    uint8_t rcause[EARLY];
+    uint64_t mul_free, div_free;
+    uint64_t bus_free;          /* when the B-cache port / memory bus takes the next line */
+
+    ccache ic, dc, sc, bc;
+    ctlb itb, dtb;
+    cwbuf wb;
+    uint32_t page_shift;
+
+    uint8_t *bp;                /* 2-bit counters; 0xff: not yet set since the line's fill */
+    uint32_t bp_mask;
+    uint64_t ras[RAS_RING];     /* return-address stack: the last ras_n <= return_stack pushes */
+    uint32_t ras_top, ras_n;
+
+    cycles_observer obs;
+    uint64_t wake;              /* obs.advance is called once the clock reaches this */
+    uint32_t evmask;            /* events obs.event wants */
+    bool trace;                 /* obs.advance on every group */
+    bool schedules;             /* use blocks' static schedules (cycles_sched.c) */
+
+    uint8_t gnext[GROUP_STATES][GROUP_CLASSES];  /* the group with one more instruction, 0xff: no room */
+    uint8_t gsize[GROUP_STATES];                 /* instructions in it */
+
+    cycles_stats st;
+};
+
+static inline void event(cycles_core *c, int ev, uint64_t cycle, uint64_t pc)
+{
+    if (c->evmask & (1u << ev))
+        c->obs.event(c->obs.ctx, ev, cycle, pc);
+}
+
+/* After a store, a multiply/divide or a control transfer issued in cycle
+ * issue: the write buffer, the busy unit, the predictors and the fetch
+ * stream (cycles.c). */
+void cycles_after(cycles_core *c, const cop *o, const cycles_insn *in, uint64_t pc, uint64_t ea, uint64_t next_pc,
+                  uint64_t issue);
+
+/* The rest of a block from its static schedule, once its first
+ * instruction has started an issue group in cycle issue0: returns the
+ * first instruction left to the model (n when none). */
+uint32_t sched_run(cycles_core *c, cycles_sched *s, const cycles_insn *ins, uint64_t pc, uint32_t n,
+                   const uint64_t *ea, uint64_t next_pc, uint64_t issue0);
+
+#endif

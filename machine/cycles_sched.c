@@ -1,0 +1,392 @@
+/*
+ * machine/cycles_sched.c: static block schedules, the cycle model's fast
+ * path (see cycles.h and docs/machine.md, "Speed").
+ *
+ * Inside a block, where each instruction issues relative to the first
+ * depends only on the instructions themselves, unless something from
+ * outside holds one up: a register value from before the block arriving
+ * late, a busy multiplier or divider, an I-cache or TLB miss, a D-cache
+ * miss or a load meeting a line still being filled, a full write buffer,
+ * a performance-counter interrupt due inside the block.  So the schedule
+ * is worked out once per block, with the model's own rules and tables,
+ * together with a list of what to check: for each register read before it
+ * is written, the latest cycle it may become ready without changing the
+ * schedule; which instructions start an I-cache line, load or store.
+ *
+ * Once the block's first instruction, modelled as usual, has started an
+ * issue group, the checks decide how far the schedule holds.  Up to there
+ * the block costs a few tests per load, store and line instead of the
+ * model's work per instruction; from the first instruction a check fails
+ * for, the model takes over with exactly the state it would have had.
+ * What the schedule cannot know (branch prediction, the write buffer's
+ * contents, the busy units' next free cycle) is still done by the model's
+ * own code (cycles_after), at the cycles the schedule gives.
+ */
+#include <string.h>
+
+#include "machine/cycles_int.h"
+
+enum { SCHED_NEW, SCHED_OK, SCHED_NO };
+
+/* What an instruction needs checked or done at run time. */
+enum { EV_LINE = 1, EV_LOAD = 2, EV_STORE = 4, EV_AFTER = 8 };
+
+#define NEWGROUP 0x80           /* info[k]: k started an issue group (low bits: the stall's cause) */
+#define NONE INT32_MIN          /* no time known inside the block */
+#define SLOTS 128               /* times[] slots a block can read before writing: 64 registers, early and late */
+#define MAX_SPAN 60000          /* offsets are 16-bit */
+
+/* A register read before the block writes it: its ready time (times[idx])
+ * must be at most issue0 + bound, or the schedule is good only up to
+ * instruction k, the first to read it. */
+typedef struct schk {
+    uint16_t idx, bound, k;
+} schk;
+
+/* Instruction k's run-time work (EV_*): it issues at issue0 + off, the
+ * one before it at issue0 + prev; lat is its result latency. */
+typedef struct sev {
+    uint8_t k, what, lat, pad;
+    uint16_t off, prev;
+} sev;
+
+/* A register's last value from the block, ready at issue0 + rel (early:
+ * for a same-cycle branch or CMOV). */
+typedef struct sout {
+    uint16_t reg, rel, early;
+} sout;
+
+typedef struct sstall {
+    uint16_t cause, amount;
+} sstall;
+
+/* Followed by chk[nchk], ev[nev], out[nout], stall[nstall], then per
+ * instruction off[n] (issue offset), grp[n] (issue-group state after it)
+ * and info[n]: what the model needs when it takes over mid-block. */
+struct cycles_sched {
+    uint8_t state, group;       /* group: the issue-group state after the last instruction */
+    uint8_t ctrl, lat0;         /* ctrl: the last instruction transfers control */
+    uint16_t d0;                /* instruction 0's load target, checked (REG_SINK: none) */
+    uint16_t span;              /* offset of the last instruction */
+    uint16_t nchk, nev, nout, nstall;
+    uint16_t mul_k, mul_bound;  /* first multiply relying on the multiplier's state at entry (0: none) */
+    uint16_t div_k, div_bound;
+    uint16_t groups[5];         /* issue groups closed inside, by size */
+};
+
+size_t cycles_sched_size(uint32_t n)
+{
+    size_t nchk = 3 * (size_t)n < SLOTS ? 3 * (size_t)n : SLOTS;
+    size_t nout = n < 64 ? n : 64;
+    size_t z = sizeof(cycles_sched) + nchk * sizeof(schk) + n * sizeof(sev) + nout * sizeof(sout) +
+               ST_COUNT * sizeof(sstall) + 4 * (size_t)n;
+    return (z + 7) & ~(size_t)7;
+}
+
+/* Work out the schedule with the rules of cycles.c's step(), times
+ * relative to the first instruction's issue, anything from outside the
+ * block taken as ready in time; false if the block is not one to
+ * schedule (a barrier or a control transfer before its end, too long). */
+static bool build(const cycles_core *c, cycles_sched *s, const cycles_insn *ins, uint64_t pc, uint32_t n)
+{
+    if (n < 2 || n > 256)
+        return false;
+    int32_t rt[EARLY + REG_SINK + 1];       /* ready times of values made in the block */
+    int16_t lastw[64];                      /* last instruction writing each register */
+    int16_t slot[SLOTS];                    /* chk entry of each times[] slot read before written */
+    schk chk[SLOTS];
+    sev ev[256];
+    uint16_t off[256];
+    uint8_t grp[256], info[256];
+    uint32_t stall[ST_COUNT] = { 0 };
+    uint16_t groups[5] = { 0 };
+    uint32_t nchk = 0, nev = 0;
+    for (size_t i = 0; i < sizeof rt / sizeof rt[0]; i++)
+        rt[i] = NONE;
+    memset(lastw, -1, sizeof lastw);
+    memset(slot, -1, sizeof slot);
+    memset(s, 0, sizeof *s);
+
+    const cop *o = &c->ops[ins[0].op];
+    if (o->flags & (F_CTRL | F_MB))
+        return false;
+    s->d0 = (o->flags & F_LOAD) ? ins[0].dst : REG_SINK;
+    s->lat0 = o->lat;
+    rt[ins[0].dst] = o->lat;
+    rt[EARLY + ins[0].dst] = o->flags & F_FAST ? 0 : o->lat;
+    int32_t mul_rel = o->unit == U_MUL ? o->busy : NONE;
+    int32_t div_rel = o->unit == U_DIV ? o->busy : NONE;
+    uint8_t group = c->gnext[0][o->cls];
+    int32_t t = 0;
+    off[0] = 0;
+    grp[0] = group;
+    info[0] = NEWGROUP;
+
+    for (uint32_t k = 1; k < n; k++) {
+        const cycles_insn *in = &ins[k];
+        o = &c->ops[in->op];
+        const unsigned fl = o->flags;
+        if ((fl & F_MB) || ((fl & F_CTRL) && k + 1 < n))
+            return false;
+        uint64_t a = pc + 4 * k;
+        bool newfb = !(a & c->fb_mask);
+
+        /* What holds it, in step()'s order: a later constraint is the
+         * cause only if strictly later. */
+        int32_t earliest = NONE;
+        int cause = ST_DEPENDENCY;
+        const unsigned rd[3] = { in->ra, in->rb, in->rc };
+        unsigned live[3], nlive = 0;
+        for (int f = 0; f < 3; f++) {
+            unsigned r = rd[f], base = r & (EARLY - 1);
+            if (base >= REG_NONE || (base & 31) == 31)
+                continue;                   /* always ready */
+            if (rt[r] == NONE) {
+                live[nlive++] = r;
+            } else if (rt[r] > earliest) {
+                earliest = rt[r];
+                cause = ST_DEPENDENCY;
+            }
+        }
+        bool unit_live = false;
+        if (o->unit == U_MUL || o->unit == U_DIV) {
+            int32_t u = o->unit == U_MUL ? mul_rel : div_rel;
+            if (u == NONE)
+                unit_live = true;
+            else if (u > earliest) {
+                earliest = u;
+                cause = o->unit == U_MUL ? ST_MULTIPLIER : ST_DIVIDER;
+            }
+        }
+
+        uint8_t g = c->gnext[group][o->cls];
+        bool join = !newfb && group != 0 && earliest <= t && g != 0xff;
+        int32_t issue;
+        if (join) {
+            issue = t;
+            group = g;
+            info[k] = 0;
+        } else {
+            issue = earliest > t + 1 ? earliest : t + 1;
+            stall[cause] += (uint32_t)(issue - t - 1);
+            groups[c->gsize[group]]++;
+            info[k] = (uint8_t)(NEWGROUP | cause);
+            group = c->gnext[0][o->cls];
+        }
+        if (issue > MAX_SPAN)
+            return false;
+
+        /* A value from outside may arrive as late as the instruction
+         * issues; if it stalls, one cycle less, or it could become the
+         * stall's cause (a register read first wins a tie). */
+        int32_t bound = !join && issue > t + 1 ? issue - 1 : issue;
+        for (unsigned i = 0; i < nlive; i++) {
+            unsigned r = live[i], sl = r < EARLY ? r : 64 + (r - EARLY);
+            if (slot[sl] < 0) {
+                slot[sl] = (int16_t)nchk;
+                chk[nchk++] = (schk){ .idx = (uint16_t)r, .bound = (uint16_t)bound, .k = (uint16_t)k };
+            } else if (chk[slot[sl]].bound > bound) {
+                chk[slot[sl]].bound = (uint16_t)bound;
+            }
+        }
+        /* (a busy unit is tested after the registers: a tie changes nothing) */
+        if (unit_live && o->unit == U_MUL) {
+            s->mul_k = (uint16_t)k;
+            s->mul_bound = (uint16_t)issue;
+        } else if (unit_live) {
+            s->div_k = (uint16_t)k;
+            s->div_bound = (uint16_t)issue;
+        }
+
+        unsigned what = 0;
+        if (!(a & (((uint64_t)1 << c->ic.line_shift) - 1)))
+            what |= EV_LINE;
+        if (fl & F_LOAD)
+            what |= EV_LOAD;
+        if (fl & F_STORE)
+            what |= EV_STORE;
+        if (fl & (F_STORE | F_CTRL | F_UNIT))
+            what |= EV_AFTER;
+        if (what)
+            ev[nev++] = (sev){ .k = (uint8_t)k, .what = (uint8_t)what, .lat = o->lat,
+                               .off = (uint16_t)issue, .prev = (uint16_t)t };
+
+        int32_t r = issue + o->lat;
+        rt[in->dst] = r;
+        rt[EARLY + in->dst] = fl & F_FAST ? issue : r;
+        if (in->dst < 64)
+            lastw[in->dst] = (int16_t)k;
+        if (o->unit == U_MUL)
+            mul_rel = issue + o->busy;
+        else if (o->unit == U_DIV)
+            div_rel = issue + o->busy;
+        off[k] = (uint16_t)issue;
+        grp[k] = group;
+        t = issue;
+    }
+
+    /* Lay it out after the header, in the order sched_run reads it. */
+    char *p = (char *)(s + 1);
+    memcpy(p, chk, nchk * sizeof *chk);
+    p += nchk * sizeof *chk;
+    memcpy(p, ev, nev * sizeof *ev);
+    p += nev * sizeof *ev;
+    uint32_t nout = 0;
+    for (unsigned reg = 0; reg < 64; reg++)
+        if (lastw[reg] > 0) {
+            sout x = { .reg = (uint16_t)reg, .rel = (uint16_t)rt[reg], .early = (uint16_t)rt[EARLY + reg] };
+            memcpy(p, &x, sizeof x);
+            p += sizeof x;
+            nout++;
+        }
+    uint32_t nstall = 0;
+    for (int k = 0; k < ST_COUNT; k++)
+        if (stall[k]) {
+            sstall x = { .cause = (uint16_t)k, .amount = (uint16_t)stall[k] };
+            memcpy(p, &x, sizeof x);
+            p += sizeof x;
+            nstall++;
+        }
+    memcpy(p, off, n * sizeof *off);
+    p += n * sizeof *off;
+    memcpy(p, grp, n);
+    memcpy(p + n, info, n);
+
+    s->group = group;
+    s->ctrl = (c->ops[ins[n - 1].op].flags & F_CTRL) != 0;
+    s->span = (uint16_t)t;
+    s->nchk = (uint16_t)nchk;
+    s->nev = (uint16_t)nev;
+    s->nout = (uint16_t)nout;
+    s->nstall = (uint16_t)nstall;
+    memcpy(s->groups, groups, sizeof groups);
+    return true;
+}
+
+uint32_t sched_run(cycles_core *c, cycles_sched *s, const cycles_insn *ins, uint64_t pc, uint32_t n,
+                   const uint64_t *ea, uint64_t next_pc, uint64_t issue0)
+{
+    if (unlikely(s->state != SCHED_OK)) {
+        if (s->state == SCHED_NEW)
+            s->state = build(c, s, ins, pc, n) ? SCHED_OK : SCHED_NO;
+        if (s->state != SCHED_OK)
+            return 1;
+    }
+    /* Whole-block conditions: the fetch stream is not behind (it cannot
+     * be, after a first instruction that started a group; checked all the
+     * same), no counter interrupt is due and no event is counted per
+     * instruction, instruction 0's load (if any) hit. */
+    const uint64_t end = issue0 + s->span;
+    if (c->fetch_ready > issue0 || end >= c->wake || (c->evmask & (1u << CEV_ISSUES)) ||
+        (s->d0 != REG_SINK && c->times[s->d0] != issue0 + s->lat0))
+        return 1;
+
+    uint32_t stop = n;          /* the first instruction the schedule may be wrong for */
+    const schk *chk = (const schk *)(s + 1);
+    for (uint32_t i = 0; i < s->nchk; i++)
+        if (c->times[chk[i].idx] > issue0 + chk[i].bound) {
+            stop = chk[i].k;    /* (in order of first reader) */
+            break;
+        }
+    if (s->mul_k && s->mul_k < stop && c->mul_free > issue0 + s->mul_bound)
+        stop = s->mul_k;
+    if (s->div_k && s->div_k < stop && c->div_free > issue0 + s->div_bound)
+        stop = s->div_k;
+
+    const sev *ev = (const sev *)(chk + s->nchk);
+    for (uint32_t i = 0; i < s->nev && ev[i].k < stop; i++) {
+        const sev *e = &ev[i];
+        const uint32_t k = e->k;
+        const uint64_t a = pc + 4 * k, issue = issue0 + e->off;
+        if (e->what & EV_LINE) {
+            /* step()'s inline case: the line is its set's most recent, the page the same */
+            uint64_t lk = c->akey | a >> c->ic.line_shift;
+            if (lk != c->iline) {
+                if (c->ic.tag[(lk & (c->ic.sets - 1)) * c->ic.ways] != lk ||
+                    (c->akey | a >> c->page_shift) != c->ipage) {
+                    stop = k;
+                    break;
+                }
+                c->iline = lk;
+            }
+        }
+        if (e->what & (EV_LOAD | EV_STORE)) {
+            uint64_t key = c->akey | ea[k] >> c->page_shift;
+            if (key != c->dtb.last) {
+                if (!ctlb_probe(&c->dtb, key)) {
+                    stop = k;
+                    break;
+                }
+                c->dtb.last = key;
+            }
+        }
+        if (e->what & EV_STORE) {
+            /* hold() would retire up to a cycle no earlier than this one;
+             * a buffer still full without this store's line might stall */
+            cwbuf_retire(&c->wb, issue0 + e->prev);
+            if (c->wb.n == c->wb.cap && cwbuf_find(&c->wb, ea[k] >> c->dc.line_shift) < 0) {
+                stop = k;
+                break;
+            }
+        }
+        if (e->what & EV_LOAD) {
+            uint64_t dl = ea[k] >> c->dc.line_shift;
+            uint32_t w0 = (uint32_t)(dl & (c->dc.sets - 1)) * c->dc.ways;
+            if (c->dc.tag[w0] != (c->akey | dl) || c->dc.ready[w0] > issue + e->lat) {
+                stop = k;
+                break;
+            }
+            c->st.loads++;
+        }
+        if (e->what & EV_AFTER) {
+            c->st.cycles = issue;
+            if (k + 1 == n)
+                c->seq_pc = a + 4;
+            cycles_after(c, &c->ops[ins[k].op], &ins[k], a, ea[k], k + 1 == n ? next_pc : a + 4, issue);
+            /* an event may have brought a counter interrupt into the block */
+            if (c->wake <= end && k + 1 < n) {
+                stop = k + 1;
+                break;
+            }
+        }
+    }
+
+    const sout *out = (const sout *)(ev + s->nev);
+    const sstall *sl = (const sstall *)(out + s->nout);
+    if (likely(stop == n)) {
+        for (uint32_t i = 0; i < s->nout; i++) {
+            c->times[out[i].reg] = issue0 + out[i].rel;
+            c->times[EARLY + out[i].reg] = issue0 + out[i].early;
+            c->rcause[out[i].reg] = ST_DEPENDENCY;
+        }
+        for (uint32_t i = 0; i < s->nstall; i++)
+            c->st.stalls[sl[i].cause] += sl[i].amount;
+        for (int g = 1; g <= 4; g++)
+            c->st.group_size[g] += s->groups[g];
+        c->st.cycles = end;
+        c->group = s->group;
+        if (!s->ctrl)
+            c->seq_pc = pc + 4 * n;
+        return n;
+    }
+
+    /* The model takes over at stop: leave what it would have left. */
+    const uint16_t *off = (const uint16_t *)(sl + s->nstall);
+    const uint8_t *grp = (const uint8_t *)(off + n), *info = grp + n;
+    for (uint32_t j = 1; j < stop; j++) {
+        if (info[j] & NEWGROUP) {
+            c->st.stalls[info[j] & ~NEWGROUP] += (uint64_t)(off[j] - off[j - 1] - 1);
+            c->st.group_size[c->gsize[grp[j - 1]]]++;
+        }
+        const cycles_insn *in = &ins[j];
+        const cop *o = &c->ops[in->op];
+        uint64_t is = issue0 + off[j], r = is + o->lat;
+        c->times[in->dst] = r;
+        c->times[EARLY + in->dst] = o->flags & F_FAST ? is : r;
+        c->rcause[in->dst] = ST_DEPENDENCY;
+    }
+    c->st.cycles = issue0 + off[stop - 1];
+    c->group = grp[stop - 1];
+    c->seq_pc = pc + 4 * stop;
+    return stop;
+}

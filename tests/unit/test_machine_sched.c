@@ -1,0 +1,232 @@
+/*
+ * Static block schedules (machine/cycles_sched.c) against the model they
+ * stand in for: random blocks of random instructions, run in a random walk
+ * with addresses that hit, miss, cross pages and fill the write buffer,
+ * fed to two cores, one using the schedules and one modelling every
+ * instruction.  Clock, counts, stalls and every counter sample must agree
+ * exactly, under several parameter sets and sampling configurations.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+#include "alpha/ev5.h"
+#include "machine/cycles.h"
+#include "machine/pmu.h"
+#include "test_machine_harness.h"
+
+#define NBLOCKS 96
+#define MAXN 40
+
+typedef struct tblock {
+    uint64_t pc;
+    uint32_t n;
+    uint32_t w[MAXN];
+    cycles_insn ti[MAXN];
+    cycles_sched *s;
+    int bias;                   /* percent taken, for a conditional branch at the end */
+} tblock;
+
+static uint64_t rng;
+
+static uint32_t rnd(uint32_t n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)((rng >> 11) % n);
+}
+
+static unsigned ireg(void) { return rnd(10) == 0 ? 31 : 1 + rnd(8); }
+
+/* One instruction that is not a control transfer. */
+static uint32_t body_word(void)
+{
+    static const char *const alu[] = { "addq", "subq", "cmpeq", "cmplt", "and", "bis", "s4addq", "sll",
+                                       "extbl", "cmoveq", "addl", "xor" };
+    static const char *const fp[] = { "addt", "mult", "subt" };
+    static const char *const ld[] = { "ldq", "ldl", "ldt", "ldbu", "ldq_u" };
+    static const char *const st[] = { "stq", "stl", "stt" };
+    uint32_t r = rnd(100);
+    if (r < 40) {
+        const char *op = alu[rnd(sizeof alu / sizeof alu[0])];
+        return rnd(3) ? OPR(op, ireg(), ireg(), ireg()) : OPI(op, ireg(), rnd(256), ireg());
+    }
+    if (r < 44)
+        return OPR(rnd(2) ? "mulq" : "umulh", ireg(), ireg(), ireg());
+    if (r < 52)
+        return FOP(fp[rnd(3)], 1 + rnd(6), 1 + rnd(6), 1 + rnd(6), 0);
+    if (r < 53)
+        return FOP("divt", 1 + rnd(6), 1 + rnd(6), 1 + rnd(6), 0);
+    if (r < 75) {
+        const char *op = ld[rnd(sizeof ld / sizeof ld[0])];
+        unsigned ra = rnd(12) == 0 ? 31 : (op[2] == 't' ? 1 + rnd(6) : ireg());   /* r31: prefetch or UNOP */
+        return MEM(op, ra, 8 * (int)rnd(16), 1 + rnd(8));
+    }
+    if (r < 95) {
+        const char *op = st[rnd(3)];
+        return MEM(op, op[2] == 't' ? 1 + rnd(6) : ireg(), 8 * (int)rnd(16), 1 + rnd(8));
+    }
+    if (r < 96)
+        return enc("mb", 0, 0, 0, false, 0, 0);
+    return OPR("bis", 31, 31, 31);
+}
+
+/* The last instruction: a control transfer of some kind, or none (a block
+ * cut at the translator's limit, whose successor follows it). */
+static uint32_t last_word(void)
+{
+    switch (rnd(10)) {
+    case 0: case 1: case 2: case 3: return BRA(rnd(2) ? "bne" : "beq", ireg(), (int)rnd(64) - 32);
+    case 4: return BRA("br", 31, (int)rnd(64));
+    case 5: return BRA("bsr", 26, (int)rnd(64));
+    case 6: return enc("jsr", 26, 1 + rnd(8), 0, false, (int)rnd(0x4000), 0);
+    case 7: return enc("ret", 31, 26, 0, false, 1, 0);
+    case 8: return rnd(4) ? enc("jmp", 31, 1 + rnd(8), 0, false, (int)rnd(0x4000), 0) : PAL(0x83);
+    default: return body_word();
+    }
+}
+
+/* Blocks in runs laid end to end (so that falling through into the next
+ * block happens, mid fetch block too), runs spread over more code than
+ * the I-cache holds. */
+static void make_blocks(tblock *b)
+{
+    uint64_t pc = CODE;
+    for (int i = 0; i < NBLOCKS; i++) {
+        if (rnd(3) == 0)
+            pc = CODE + 0x2000ULL * rnd(24) + 4 * rnd(256);
+        b[i].pc = pc;
+        b[i].n = 1 + rnd(rnd(4) ? 12 : MAXN);
+        for (uint32_t k = 0; k < b[i].n; k++) {
+            b[i].w[k] = k + 1 < b[i].n ? body_word() : last_word();
+            alpha_insn in;
+            alpha_decode(b[i].w[k], &in);
+            cycles_decode(b[i].w[k], in.id, &b[i].ti[k]);
+        }
+        b[i].bias = (int)rnd(101);
+        b[i].s = calloc(1, cycles_sched_size(b[i].n));
+        cr_assert(b[i].s);
+        pc += 4ULL * b[i].n;
+    }
+}
+
+/* An effective address: a few hot lines, a stream, far pages. */
+static uint64_t pick_ea(long step)
+{
+    uint32_t r = rnd(100);
+    if (r < 70)
+        return DATA + 8ULL * rnd(64);
+    if (r < 90)
+        return DATA + 0x100000 + 32ULL * (uint64_t)(step % 100000);
+    return DATA + 0x2000ULL * rnd(4096) + 8 * rnd(1024);
+}
+
+typedef struct log {
+    uint64_t n;
+    uint64_t sum;               /* of (pc, ev, order) */
+} log;
+
+static void sink(void *ctx, int cpuno, uint64_t pc, int ev)
+{
+    log *l = ctx;
+    (void)cpuno;
+    l->n++;
+    l->sum = l->sum * 1000003 + pc * 31 + (uint64_t)ev;
+}
+
+static void run(const char *const *set, const char *pmuspec, bool trace, long steps, uint64_t seed)
+{
+    char err[256];
+    ev5_params p;
+    ev5_defaults(&p);
+    for (; set && *set; set++)
+        cr_assert(ev5_set(&p, *set, err, sizeof err), "%s", err);
+    cr_assert(ev5_validate(&p, err, sizeof err), "%s", err);
+    cycles_core *fast = cycles_new(&p), *slow = cycles_new(&p);
+    cr_assert(fast && slow);
+    cycles_set_schedules(slow, false);
+    log lf = { 0 }, ls = { 0 };
+    pmu *uf = NULL, *us = NULL;
+    if (pmuspec) {
+        pmu_config cfg;
+        cr_assert(pmu_parse(pmuspec, &cfg, err, sizeof err), "%s", err);
+        cfg.skid = p.pmu_skid;
+        cfg.mux_cycles = 20000;
+        uf = pmu_new(&cfg, 0, fast, sink, &lf);
+        us = pmu_new(&cfg, 0, slow, sink, &ls);
+        cr_assert(uf && us);
+    }
+    cycles_set_trace(fast, trace);
+    cycles_set_trace(slow, trace);
+    cycles_set_asn(fast, 1);
+    cycles_set_asn(slow, 1);
+
+    rng = seed;
+    static tblock b[NBLOCKS];
+    make_blocks(b);
+    uint64_t ea[MAXN];
+    int i = 0;
+    for (long step = 0; step < steps; step++) {
+        const tblock *x = &b[i];
+        for (uint32_t k = 0; k < x->n; k++)
+            ea[k] = pick_ea(step);
+        /* where control goes: the next block if it follows on, else anywhere */
+        int j = i + 1 < NBLOCKS && b[i + 1].pc == x->pc + 4ULL * x->n ? i + 1 : -1;
+        if (j < 0 || (int)rnd(100) < x->bias)
+            j = (int)rnd(NBLOCKS);
+        uint32_t n = x->n;
+        cycles_sched *s = x->s;
+        if (rnd(200) == 0) {    /* a fault cut it short */
+            n = 1 + rnd(x->n);
+            s = NULL;
+        }
+        uint64_t next = n < x->n ? x->pc + 4ULL * n : b[j].pc;
+        cycles_block(fast, x->ti, x->pc, n, ea, next, s);
+        cycles_block(slow, x->ti, x->pc, n, ea, next, s);
+        cr_assert_eq(cycles_now(fast), cycles_now(slow), "step %ld: block %d at %#lx: %lu against %lu cycles",
+                     step, i, (unsigned long)x->pc, (unsigned long)cycles_now(fast),
+                     (unsigned long)cycles_now(slow));
+        if (rnd(500) == 0) {    /* another process for a while */
+            uint32_t asn = 1 + rnd(3);
+            cycles_set_asn(fast, asn);
+            cycles_set_asn(slow, asn);
+        }
+        i = j;
+    }
+    cycles_stats a = *cycles_get_stats(fast), c = *cycles_get_stats(slow);
+    a.group_size[0] = c.group_size[0] = 0;      /* scratch */
+    const uint64_t *x = (const uint64_t *)&a, *y = (const uint64_t *)&c;
+    for (size_t k = 0; k < sizeof a / sizeof *x; k++)
+        cr_assert_eq(x[k], y[k], "stats word %zu: %lu against %lu", k, (unsigned long)x[k], (unsigned long)y[k]);
+    cr_assert_eq(lf.n, ls.n);
+    cr_assert_eq(lf.sum, ls.sum);
+    if (pmuspec)
+        cr_assert_gt(lf.n, 0);
+    pmu_free(uf);
+    pmu_free(us);
+    cycles_free(fast);
+    cycles_free(slow);
+    for (int k = 0; k < NBLOCKS; k++)
+        free(b[k].s);
+}
+
+Test(sched, same_as_model)
+{
+    for (uint64_t seed = 1; seed <= 4; seed++)
+        run(NULL, NULL, false, 250000, seed * 0x9e3779b97f4a7c15ULL);
+}
+
+Test(sched, same_samples)
+{
+    run(NULL, "cycles:1000,dmiss:64,imiss:64,branchmp:64,smiss:64", false, 40000, 77);
+    run(NULL, "cycles:2000,issues:300", false, 20000, 78);
+    run(NULL, "cycles:1000", true, 10000, 79);
+}
+
+Test(sched, same_with_other_parameters)
+{
+    const char *const narrow[] = { "issue_width=2", "write_buffer_entries=2", "icache.line=64", NULL };
+    const char *const ways[] = { "dcache.ways=2", "icache.ways=2", "dtb_entries=8", "bcache.size=0", NULL };
+    run(narrow, NULL, false, 40000, 5);
+    run(ways, "cycles:1500,dtbmiss:64", false, 40000, 6);
+}
