@@ -187,7 +187,7 @@ struct block {
     uint64_t gen;        /* cc gen the links were made in */
     struct xblock *x;    /* exact counts (NULL when off) */
     const struct cycles_insn *ti;  /* ins[] decoded for the cycle model (timed machines), else NULL */
-    struct cycles_sched *ts;       /* room for the cycle model's static schedule of it (with ti) */
+    struct cycles_sched **ts;      /* the cycle model's static schedules of it (with ti) */
     dinsn ins[];
 };
 

@@ -626,24 +626,23 @@ void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t 
 }
 
 void cycles_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t n, const uint64_t *ea,
-                  uint64_t next_pc, cycles_sched *s)
+                  uint64_t next_pc, cycles_sched **ts)
 {
     if (!n)
         return;
     c->st.instructions += n;
+    if (!c->schedules)
+        ts = NULL;
     uint32_t i = 0;
-    if (s && n > 1 && c->schedules) {
-        /* The first instruction is modelled; once it has started an issue
-         * group, the block's static schedule (cycles_sched.c) takes the
-         * rest as far as its checks allow. */
+    while (i + 1 < n) {
+        /* Once an instruction has started an issue group, the static
+         * schedule of the rest (cycles_sched.c) goes as far as it can. */
         uint64_t t = c->st.cycles;
-        step(c, &ins[0], pc, ea[0], pc + 4);
-        i = 1;
-        if (c->st.cycles != t)
-            i = sched_run(c, s, ins, pc, n, ea, next_pc, c->st.cycles);
-    }
-    for (; i + 1 < n; i++)
         step(c, &ins[i], pc + 4 * i, ea[i], pc + 4 * i + 4);
+        i++;
+        if (ts && c->st.cycles != t)
+            i = sched_run(c, ts, i - 1, ins, pc, n, ea, next_pc, c->st.cycles);
+    }
     if (i < n)
         step(c, &ins[n - 1], pc + 4 * (n - 1), ea[n - 1], next_pc);
 }

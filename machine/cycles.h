@@ -114,24 +114,26 @@ void cycles_decode(uint32_t word, unsigned id, cycles_insn *out);
  * address of the next instruction executed. */
 void cycles_step(cycles_core *c, uint64_t pc, uint32_t word, unsigned id, uint64_t ea, uint64_t next_pc);
 
-/* A block's static schedule: where each instruction after the first
- * issues relative to the first, when nothing outside the block holds it
- * up, with what has to be checked to know that nothing does (see
+/* Static schedules: where each instruction of a block's rest, from a
+ * given instruction on, issues relative to that one when nothing outside
+ * holds it up, with what has to be checked to know that nothing does (see
  * cycles_sched.c).  The machine reserves cycles_sched_size(n) zeroed bytes
- * (8-byte aligned) per translated block of n instructions; the model
- * builds the schedule there the first time the whole block runs. */
+ * (pointer-aligned) per translated block of n instructions, where the
+ * model keeps the schedules it builds, and frees them with
+ * cycles_sched_free when it drops the block. */
 typedef struct cycles_sched cycles_sched;
 size_t cycles_sched_size(uint32_t n);
+void cycles_sched_free(cycles_sched **ts, uint32_t n);
 
 /* The first n instructions of a straight-line run at pc, decoded into ins,
  * retired in order: ea[i] is instruction i's effective address (read only
  * for loads and stores), next_pc where control went after the last one.
  * The same as n calls of cycles_step, in a fraction of the time: the
- * machine calls this once per executed block.  s is the block's schedule
- * space, or NULL (always NULL when n is not the whole block); cores that
- * share one must have the same parameters. */
+ * machine calls this once per executed block.  ts is the block's
+ * schedules, or NULL (always NULL when n is not the whole block); cores
+ * that share them must have the same parameters. */
 void cycles_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t n, const uint64_t *ea,
-                  uint64_t next_pc, cycles_sched *s);
+                  uint64_t next_pc, cycles_sched **ts);
 
 /* Whether cycles_block uses static schedules (on by default).  The
  * results are the same either way; this is for checking that they are. */

@@ -107,10 +107,11 @@ static inline void event(cycles_core *c, int ev, uint64_t cycle, uint64_t pc)
 void cycles_after(cycles_core *c, const cop *o, const cycles_insn *in, uint64_t pc, uint64_t ea, uint64_t next_pc,
                   uint64_t issue);
 
-/* The rest of a block from its static schedule, once its first
- * instruction has started an issue group in cycle issue0: returns the
- * first instruction left to the model (n when none). */
-uint32_t sched_run(cycles_core *c, cycles_sched *s, const cycles_insn *ins, uint64_t pc, uint32_t n,
-                   const uint64_t *ea, uint64_t next_pc, uint64_t issue0);
+/* The rest of a block from instruction j on, by its static schedule
+ * (ts[j], built if not yet), once instruction j has started an issue
+ * group in cycle issue: returns the first instruction left to the model
+ * (n when none). */
+uint32_t sched_run(cycles_core *c, cycles_sched **ts, uint32_t j, const cycles_insn *ins, uint64_t pc, uint32_t n,
+                   const uint64_t *ea, uint64_t next_pc, uint64_t issue);
 
 #endif

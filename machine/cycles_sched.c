@@ -13,20 +13,22 @@
  * is written, the latest cycle it may become ready without changing the
  * schedule; which instructions start an I-cache line, load or store.
  *
- * Once the block's first instruction, modelled as usual, has started an
- * issue group, the checks decide how far the schedule holds.  Up to there
- * the block costs a few tests per load, store and line instead of the
- * model's work per instruction; from the first instruction a check fails
- * for, the model takes over with exactly the state it would have had.
+ * Once an instruction, modelled as usual, has started an issue group, the
+ * schedule of the block's rest from there (built the first time it is
+ * wanted, kept per starting instruction) takes over, as far as its checks
+ * allow.  Up to there the instructions cost a few tests per load, store
+ * and line instead of the model's work per instruction; from the first
+ * instruction a check fails for, the model goes on with exactly the state
+ * it would have had, until an instruction starts a group again.
  * What the schedule cannot know (branch prediction, the write buffer's
  * contents, the busy units' next free cycle) is still done by the model's
  * own code (cycles_after), at the cycles the schedule gives.
  */
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "machine/cycles_int.h"
-
-enum { SCHED_NEW, SCHED_OK, SCHED_NO };
 
 /* What an instruction needs checked or done at run time. */
 enum { EV_LINE = 1, EV_LOAD = 2, EV_STORE = 4, EV_AFTER = 8 };
@@ -56,41 +58,48 @@ typedef struct sout {
     uint16_t reg, rel, early;
 } sout;
 
-typedef struct sstall {
-    uint16_t cause, amount;
-} sstall;
+/* A count the schedule adds to: cycles_stats as an array of words. */
+typedef struct sinc {
+    uint16_t word, amount;
+} sinc;
+#define STAT_WORD(field) ((uint16_t)(offsetof(cycles_stats, field) / sizeof(uint64_t)))
+_Static_assert(sizeof(cycles_stats) % sizeof(uint64_t) == 0, "cycles_stats is counters only");
 
-/* Followed by chk[nchk], ev[nev], out[nout], stall[nstall], then per
+/* Followed by chk[nchk], ev[nev], out[nout], inc[ninc], then per
  * instruction off[n] (issue offset), grp[n] (issue-group state after it)
  * and info[n]: what the model needs when it takes over mid-block. */
 struct cycles_sched {
-    uint8_t state, group;       /* group: the issue-group state after the last instruction */
+    uint8_t group;              /* the issue-group state after the last instruction */
     uint8_t ctrl, lat0;         /* ctrl: the last instruction transfers control */
     uint16_t d0;                /* instruction 0's load target, checked (REG_SINK: none) */
     uint16_t span;              /* offset of the last instruction */
-    uint16_t nchk, nev, nout, nstall;
+    uint16_t nchk, nev, nout, ninc;
     uint16_t mul_k, mul_bound;  /* first multiply relying on the multiplier's state at entry (0: none) */
     uint16_t div_k, div_bound;
-    uint16_t groups[5];         /* issue groups closed inside, by size */
 };
 
-size_t cycles_sched_size(uint32_t n)
+/* A start that has no schedule (a block too short, or not one to
+ * schedule, or no memory for it). */
+static cycles_sched none;
+
+size_t cycles_sched_size(uint32_t n) { return n * sizeof(cycles_sched *); }
+
+void cycles_sched_free(cycles_sched **ts, uint32_t n)
 {
-    size_t nchk = 3 * (size_t)n < SLOTS ? 3 * (size_t)n : SLOTS;
-    size_t nout = n < 64 ? n : 64;
-    size_t z = sizeof(cycles_sched) + nchk * sizeof(schk) + n * sizeof(sev) + nout * sizeof(sout) +
-               ST_COUNT * sizeof(sstall) + 4 * (size_t)n;
-    return (z + 7) & ~(size_t)7;
+    for (uint32_t i = 0; ts && i < n; i++)
+        if (ts[i] != &none)
+            free(ts[i]);
 }
 
-/* Work out the schedule with the rules of cycles.c's step(), times
- * relative to the first instruction's issue, anything from outside the
- * block taken as ready in time; false if the block is not one to
- * schedule (a barrier or a control transfer before its end, too long). */
-static bool build(const cycles_core *c, cycles_sched *s, const cycles_insn *ins, uint64_t pc, uint32_t n)
+/* Work out the schedule of the n instructions at pc with the rules of
+ * cycles.c's step(), times relative to the first instruction's issue,
+ * anything from before taken as ready in time; &none if they are not ones
+ * to schedule (a barrier or a control transfer before the end, too long). */
+static cycles_sched *build(const cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t n)
 {
     if (n < 2 || n > 256)
-        return false;
+        return &none;
+    cycles_sched hdr, *s = &hdr;
     int32_t rt[EARLY + REG_SINK + 1];       /* ready times of values made in the block */
     int16_t lastw[64];                      /* last instruction writing each register */
     int16_t slot[SLOTS];                    /* chk entry of each times[] slot read before written */
@@ -109,7 +118,7 @@ static bool build(const cycles_core *c, cycles_sched *s, const cycles_insn *ins,
 
     const cop *o = &c->ops[ins[0].op];
     if (o->flags & (F_CTRL | F_MB))
-        return false;
+        return &none;
     s->d0 = (o->flags & F_LOAD) ? ins[0].dst : REG_SINK;
     s->lat0 = o->lat;
     rt[ins[0].dst] = o->lat;
@@ -127,7 +136,7 @@ static bool build(const cycles_core *c, cycles_sched *s, const cycles_insn *ins,
         o = &c->ops[in->op];
         const unsigned fl = o->flags;
         if ((fl & F_MB) || ((fl & F_CTRL) && k + 1 < n))
-            return false;
+            return &none;
         uint64_t a = pc + 4 * k;
         bool newfb = !(a & c->fb_mask);
 
@@ -174,7 +183,7 @@ static bool build(const cycles_core *c, cycles_sched *s, const cycles_insn *ins,
             group = c->gnext[0][o->cls];
         }
         if (issue > MAX_SPAN)
-            return false;
+            return &none;
 
         /* A value from outside may arrive as late as the instruction
          * issues; if it stalls, one cycle less, or it could become the
@@ -226,26 +235,39 @@ static bool build(const cycles_core *c, cycles_sched *s, const cycles_insn *ins,
     }
 
     /* Lay it out after the header, in the order sched_run reads it. */
-    char *p = (char *)(s + 1);
+    uint32_t nout = 0, ninc = 0;
+    for (unsigned reg = 0; reg < 64; reg++)
+        nout += lastw[reg] > 0;
+    for (int k = 0; k < ST_COUNT; k++)
+        ninc += stall[k] != 0;
+    for (int g = 1; g <= 4; g++)
+        ninc += groups[g] != 0;
+    cycles_sched *m = malloc(sizeof *m + nchk * sizeof(schk) + nev * sizeof(sev) + nout * sizeof(sout) +
+                             ninc * sizeof(sinc) + 4 * (size_t)n);
+    if (!m)
+        return &none;
+    char *p = (char *)(m + 1);
     memcpy(p, chk, nchk * sizeof *chk);
     p += nchk * sizeof *chk;
     memcpy(p, ev, nev * sizeof *ev);
     p += nev * sizeof *ev;
-    uint32_t nout = 0;
     for (unsigned reg = 0; reg < 64; reg++)
         if (lastw[reg] > 0) {
             sout x = { .reg = (uint16_t)reg, .rel = (uint16_t)rt[reg], .early = (uint16_t)rt[EARLY + reg] };
             memcpy(p, &x, sizeof x);
             p += sizeof x;
-            nout++;
         }
-    uint32_t nstall = 0;
     for (int k = 0; k < ST_COUNT; k++)
         if (stall[k]) {
-            sstall x = { .cause = (uint16_t)k, .amount = (uint16_t)stall[k] };
+            sinc x = { .word = (uint16_t)(STAT_WORD(stalls) + k), .amount = (uint16_t)stall[k] };
             memcpy(p, &x, sizeof x);
             p += sizeof x;
-            nstall++;
+        }
+    for (int g = 1; g <= 4; g++)
+        if (groups[g]) {
+            sinc x = { .word = (uint16_t)(STAT_WORD(group_size) + g), .amount = groups[g] };
+            memcpy(p, &x, sizeof x);
+            p += sizeof x;
         }
     memcpy(p, off, n * sizeof *off);
     p += n * sizeof *off;
@@ -258,20 +280,16 @@ static bool build(const cycles_core *c, cycles_sched *s, const cycles_insn *ins,
     s->nchk = (uint16_t)nchk;
     s->nev = (uint16_t)nev;
     s->nout = (uint16_t)nout;
-    s->nstall = (uint16_t)nstall;
-    memcpy(s->groups, groups, sizeof groups);
-    return true;
+    s->ninc = (uint16_t)ninc;
+    *m = *s;
+    return m;
 }
 
-uint32_t sched_run(cycles_core *c, cycles_sched *s, const cycles_insn *ins, uint64_t pc, uint32_t n,
-                   const uint64_t *ea, uint64_t next_pc, uint64_t issue0)
+/* The n instructions at pc (a block's rest) by schedule s, the first
+ * having issued in issue0; returns how many were done. */
+static uint32_t run(cycles_core *c, const cycles_sched *s, const cycles_insn *ins, uint64_t pc, uint32_t n,
+                    const uint64_t *ea, uint64_t next_pc, uint64_t issue0)
 {
-    if (unlikely(s->state != SCHED_OK)) {
-        if (s->state == SCHED_NEW)
-            s->state = build(c, s, ins, pc, n) ? SCHED_OK : SCHED_NO;
-        if (s->state != SCHED_OK)
-            return 1;
-    }
     /* Whole-block conditions: the fetch stream is not behind (it cannot
      * be, after a first instruction that started a group; checked all the
      * same), no counter interrupt is due and no event is counted per
@@ -352,17 +370,16 @@ uint32_t sched_run(cycles_core *c, cycles_sched *s, const cycles_insn *ins, uint
     }
 
     const sout *out = (const sout *)(ev + s->nev);
-    const sstall *sl = (const sstall *)(out + s->nout);
+    const sinc *inc = (const sinc *)(out + s->nout);
     if (likely(stop == n)) {
         for (uint32_t i = 0; i < s->nout; i++) {
             c->times[out[i].reg] = issue0 + out[i].rel;
             c->times[EARLY + out[i].reg] = issue0 + out[i].early;
             c->rcause[out[i].reg] = ST_DEPENDENCY;
         }
-        for (uint32_t i = 0; i < s->nstall; i++)
-            c->st.stalls[sl[i].cause] += sl[i].amount;
-        for (int g = 1; g <= 4; g++)
-            c->st.group_size[g] += s->groups[g];
+        uint64_t *st = (uint64_t *)&c->st;
+        for (uint32_t i = 0; i < s->ninc; i++)
+            st[inc[i].word] += inc[i].amount;
         c->st.cycles = end;
         c->group = s->group;
         if (!s->ctrl)
@@ -371,7 +388,7 @@ uint32_t sched_run(cycles_core *c, cycles_sched *s, const cycles_insn *ins, uint
     }
 
     /* The model takes over at stop: leave what it would have left. */
-    const uint16_t *off = (const uint16_t *)(sl + s->nstall);
+    const uint16_t *off = (const uint16_t *)(inc + s->ninc);
     const uint8_t *grp = (const uint8_t *)(off + n), *info = grp + n;
     for (uint32_t j = 1; j < stop; j++) {
         if (info[j] & NEWGROUP) {
@@ -389,4 +406,15 @@ uint32_t sched_run(cycles_core *c, cycles_sched *s, const cycles_insn *ins, uint
     c->group = grp[stop - 1];
     c->seq_pc = pc + 4 * stop;
     return stop;
+}
+
+uint32_t sched_run(cycles_core *c, cycles_sched **ts, uint32_t j, const cycles_insn *ins, uint64_t pc, uint32_t n,
+                   const uint64_t *ea, uint64_t next_pc, uint64_t issue)
+{
+    cycles_sched *s = ts[j];
+    if (unlikely(!s))
+        s = ts[j] = build(c, ins + j, pc + 4 * j, n - j);
+    if (s == &none)
+        return j + 1;
+    return j + run(c, s, ins + j, pc + 4 * j, n - j, ea + j, next_pc, issue);
 }

@@ -210,7 +210,7 @@ static block *translate(thread *t, uint64_t pc)
         for (uint32_t i = 0; i < n; i++)
             cycles_decode(tmp[i].word, tmp[i].id, &ti[i]);
         b->ti = ti;
-        b->ts = (cycles_sched *)((char *)ti + tsz);
+        b->ts = (cycles_sched **)((char *)ti + tsz);
         memset(b->ts, 0, cycles_sched_size(n));
     }
     memcpy(b->ins, tmp, n * sizeof(dinsn));
@@ -313,6 +313,8 @@ void code_reap(machine *m, mm *x)
         nx = b->hnext;
         if (b->x)
             exact_detach(m, x, b);
+        if (b->ts)
+            cycles_sched_free(b->ts, b->n);
         free(b);
     }
     x->cc.dead = NULL;

@@ -22,7 +22,7 @@ typedef struct tblock {
     uint32_t n;
     uint32_t w[MAXN];
     cycles_insn ti[MAXN];
-    cycles_sched *s;
+    cycles_sched **s;
     int bias;                   /* percent taken, for a conditional branch at the end */
 } tblock;
 
@@ -175,7 +175,7 @@ static void run(const char *const *set, const char *pmuspec, bool trace, long st
         if (j < 0 || (int)rnd(100) < x->bias)
             j = (int)rnd(NBLOCKS);
         uint32_t n = x->n;
-        cycles_sched *s = x->s;
+        cycles_sched **s = x->s;
         if (rnd(200) == 0) {    /* a fault cut it short */
             n = 1 + rnd(x->n);
             s = NULL;
@@ -206,8 +206,10 @@ static void run(const char *const *set, const char *pmuspec, bool trace, long st
     pmu_free(us);
     cycles_free(fast);
     cycles_free(slow);
-    for (int k = 0; k < NBLOCKS; k++)
+    for (int k = 0; k < NBLOCKS; k++) {
+        cycles_sched_free(b[k].s, b[k].n);
         free(b[k].s);
+    }
 }
 
 Test(sched, same_as_model)
