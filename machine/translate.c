@@ -195,10 +195,11 @@ static block *translate(thread *t, uint64_t pc)
         if (bx != BX_SEQ || !(a & PG_MASK))
             break;
     }
-    /* A timed machine's blocks carry the cycle model's decoding after ins[]. */
+    /* A timed machine's blocks carry the cycle model's decoding after ins[], and
+     * room for the model to keep the block's static schedules. */
     bool timed = t->m->tm != NULL;
     size_t isz = sizeof(block) + (n + 1) * sizeof(dinsn);
-    size_t tsz = ((isz + n * sizeof(cycles_insn) + 7) & ~(size_t)7) - isz;   /* the schedule 8-aligned */
+    size_t tsz = ((isz + n * sizeof(cycles_insn) + 7) & ~(size_t)7) - isz;   /* schedules after, aligned */
     block *b = malloc(isz + (timed ? tsz + cycles_sched_size(n) : 0));
     if (!b) {
         fprintf(stderr, "axp: out of memory translating the code at 0x%" PRIx64 "\n", pc);
