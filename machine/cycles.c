@@ -638,6 +638,8 @@ void cycles_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t 
         /* Once an instruction has started an issue group, the static
          * schedule of the rest (cycles_sched.c) goes as far as it can. */
         uint64_t t = c->st.cycles;
+        if (ts)                 /* (the schedule is wanted right after, if at all) */
+            __builtin_prefetch(ts[i]);
         step(c, &ins[i], pc + 4 * i, ea[i], pc + 4 * i + 4);
         i++;
         if (ts && c->st.cycles != t)
