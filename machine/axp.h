@@ -403,6 +403,7 @@ struct axp_machine {
     void (*stats_extra)(void *ctx, FILE *f);
     void *stats_extra_ctx;
     struct timing *tm;      /* cycle model and PMU (timing.c), NULL when off */
+    struct tthread *tt;     /* the model's own host thread (timing_thread.c), or NULL: inline */
     struct exact *x;
 
     uint8_t nosys_seen[1024 / 8];
@@ -442,6 +443,21 @@ void exec_init(void);
 int timing_start(machine *m, char *err, size_t errsz);
 void timing_write_stats(machine *m, FILE *f);
 void timing_free(machine *m);
+/* CPU cpu's model works for process pid from now on (its caches' tags,
+ * and whose its samples are). */
+void timing_asn(machine *m, int cpuno, uint32_t pid);
+
+/* The model on its own host thread (timing_thread.c): started by
+ * timing_start when the host has a second CPU (AXP_MODEL_THREAD=0: never),
+ * fed by the executor, drained before blocks are freed, before image and
+ * exit notices, and at the end of the run. */
+typedef struct tthread tthread;
+tthread *tthread_start(machine *m);
+void tthread_block(tthread *q, int cpuno, const block *b, uint32_t n, const uint64_t *ea, uint64_t next_pc);
+void tthread_asn(tthread *q, int cpuno, uint32_t pid);
+void tthread_poll(tthread *q, int cpuno);
+void tthread_drain(tthread *q);
+void tthread_stop(tthread *q);
 extern int32_t exec_handler_offsets[];
 
 /* Raise a synchronous fault at instruction d of block b; never returns. */

@@ -158,8 +158,12 @@ static inline void retire_block(thread *t, const block *b, uint32_t n, uint64_t 
 {
     machine *m = t->m;
     cycles_core *core = m->curcpu ? m->curcpu->core : NULL;
-    if (core && b->ti && n)     /* (a block cut short by a fault is not the one scheduled) */
-        cycles_block(core, b->ti, b->pc, n, t->ea, next_pc, n == b->n ? b->ts : NULL);
+    if (core && b->ti && n) {
+        if (m->tt)
+            tthread_block(m->tt, m->curcpu->id, b, n, t->ea, next_pc);
+        else                    /* (a block cut short by a fault is not the one scheduled) */
+            cycles_block(core, b->ti, b->pc, n, t->ea, next_pc, n == b->n ? b->ts : NULL);
+    }
     if (unlikely(m->hook))
         retire_hook(t, b, n, next_pc);
 }

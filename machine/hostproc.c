@@ -128,6 +128,8 @@ long hostproc_exec(thread *t, const char *hostpath, char *const argv[], char *co
 {
     machine *m = t->m;
     proc *p = t->p;
+    if (m->tt)                  /* the model's thread idle: nothing of it half done in the child */
+        tthread_drain(m->tt);
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0)

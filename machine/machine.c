@@ -100,6 +100,8 @@ void image_notice(machine *m, proc *p, int img, uint64_t base, uint64_t size, ui
     axp_image_event e = { .kind = AXP_IMAGE_LOAD, .pid = p->pid, .base = base, .size = size,
                           .offset = off, .link = link, .path = m->img[img].gpath,
                           .host_path = m->img[img].path, .build_id = m->img[img].build_id };
+    if (m->tt)                  /* after the samples before it, and not beside them */
+        tthread_drain(m->tt);
     m->ihook(m->ihook_ctx, &e);
 }
 

@@ -174,6 +174,8 @@ static void proc_zombie(machine *m, proc *p)
 {
     if (m->ihook) {
         axp_image_event e = { .kind = AXP_PROCESS_EXIT, .pid = p->pid };
+        if (m->tt)              /* after the process's last samples */
+            tthread_drain(m->tt);
         m->ihook(m->ihook_ctx, &e);
     }
     pstat_update(m, p);

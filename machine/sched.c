@@ -336,7 +336,9 @@ int axp_run(machine *m)
     while (m->nlive > 0 && !m->halted) {
         for (int i = 0; i < m->ncpu; i++) {
             run_cpu(m, &m->cpus[i]);
-            if (m->phook)
+            if (m->phook && m->tt)      /* (the driver's polls go with its samples) */
+                tthread_poll(m->tt, i);
+            else if (m->phook)
                 m->phook(m->phook_ctx, i);
         }
         m->curcpu = NULL;
@@ -389,6 +391,9 @@ int axp_run(machine *m)
             wake_blocked(m, now, &fdwait, &deadline);
         }
     }
+    /* the model's thread done: what follows reads its results */
+    tthread_stop(m->tt);
+    m->tt = NULL;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     m->host_t1 = (double)ts.tv_sec + ts.tv_nsec / 1e9;
     if (m->halted)

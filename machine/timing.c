@@ -31,6 +31,7 @@ struct timing {
     size_t tcap, tn;
     bool oom;
     struct truth_fwd *fwd;       /* per CPU, with truth on */
+    uint32_t *pid;               /* per CPU: the process its model works for */
 };
 
 static struct timing *tm_get(machine *m)
@@ -146,23 +147,24 @@ static truth_ent *truth_slot(struct timing *t, uint64_t key)
     return &t->tt[h];
 }
 
-static uint64_t cur_pid(machine *m)
+void timing_asn(machine *m, int cpuno, uint32_t pid)
 {
-    cpu *c = m->curcpu;
-    return c && c->cur ? (uint64_t)c->cur->p->pid : 0;
+    m->tm->pid[cpuno] = pid;
+    cycles_set_asn(m->tm->core[cpuno], pid);
 }
 
 /* With truth recording on, the model reports to this observer, which
  * forwards to the PMU's.  The per-CPU context is the machine. */
 typedef struct truth_fwd {
     machine *m;
+    int cpuno;
     cycles_observer inner;
 } truth_fwd;
 
 static void truth_advance(void *ctx, uint64_t from, uint64_t to, uint64_t pc)
 {
     truth_fwd *f = ctx;
-    truth_ent *e = truth_slot(f->m->tm, cur_pid(f->m) << 44 | pc >> 2);
+    truth_ent *e = truth_slot(f->m->tm, (uint64_t)f->m->tm->pid[f->cpuno] << 44 | pc >> 2);
     if (e)
         e->hoq += to - from;
     if (f->inner.advance)
@@ -181,7 +183,7 @@ static void truth_event(void *ctx, int ev, uint64_t cycle, uint64_t pc)
 static void sample_sink(void *ctx, int cpuno, uint64_t pc, int ev)
 {
     machine *m = ctx;
-    uint64_t pid = cur_pid(m);
+    uint64_t pid = m->tm->pid[cpuno];
     if (m->tm->truth) {
         truth_ent *e = truth_slot(m->tm, pid << 44 | pc >> 2);
         if (e)
@@ -199,9 +201,10 @@ int timing_start(machine *m, char *err, size_t errsz)
     t->ncpu = m->ncpu;
     t->core = calloc((size_t)m->ncpu, sizeof *t->core);
     t->pmu = calloc((size_t)m->ncpu, sizeof *t->pmu);
+    t->pid = calloc((size_t)m->ncpu, sizeof *t->pid);
     if (t->truth)
         t->fwd = calloc((size_t)m->ncpu, sizeof *t->fwd);
-    if (!t->core || !t->pmu || (t->truth && !t->fwd))
+    if (!t->core || !t->pmu || !t->pid || (t->truth && !t->fwd))
         goto oom;
     for (int i = 0; i < m->ncpu; i++) {
         if (!(t->core[i] = cycles_new(&t->p)))
@@ -218,6 +221,7 @@ int timing_start(machine *m, char *err, size_t errsz)
         }
         if (t->truth) {
             t->fwd[i].m = m;
+            t->fwd[i].cpuno = i;
             t->fwd[i].inner = cycles_get_observer(t->core[i]);
             cycles_observer o = { truth_advance, truth_event, &t->fwd[i] };
             cycles_set_observer(t->core[i], &o);
@@ -226,6 +230,7 @@ int timing_start(machine *m, char *err, size_t errsz)
     }
     for (int i = 0; i < m->ncpu; i++)
         m->cpus[i].core = t->core[i];
+    m->tt = tthread_start(m);
     return 0;
 oom:
     snprintf(err, errsz, "out of memory setting up the cycle model");
@@ -237,6 +242,8 @@ void timing_free(machine *m)
     struct timing *t = m->tm;
     if (!t)
         return;
+    tthread_stop(m->tt);
+    m->tt = NULL;
     for (int i = 0; t->core && i < t->ncpu; i++) {
         if (t->pmu)
             pmu_free(t->pmu[i]);
@@ -246,6 +253,7 @@ void timing_free(machine *m)
     free(t->pmu);
     free(t->tt);
     free(t->fwd);
+    free(t->pid);
     free(t);
     m->tm = NULL;
 }

@@ -310,6 +310,8 @@ void code_flush(mm *x)
 
 void code_reap(machine *m, mm *x)
 {
+    if (m->tt && x->cc.dead)    /* the model's thread may still have these blocks to do */
+        tthread_drain(m->tt);
     for (block *b = x->cc.dead, *nx; b; b = nx) {
         nx = b->hnext;
         if (b->x)
