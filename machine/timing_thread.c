@@ -28,7 +28,7 @@
 #include "machine/axp.h"
 #include "machine/cycles.h"
 
-#define RING (1u << 15)         /* words (256 KB): the host's L2 holds it */
+#define RING (1u << 19)         /* words (4 MB): the executor waits for room in big steps */
 #define SPINS 64
 #define NAP_NS 1000000          /* a sleeper looks again after this at the latest */
 
