@@ -38,8 +38,6 @@ void est_warnf(void (*warn)(void *ctx, const char *msg), void *ctx, const char *
         fprintf(stderr, "cpo: warning: %s\n", msg);
 }
 
-/* Counts are sums of 64-bit counts; an overflow would need more samples
- * than any machine takes, but a wrapped total would be a silent lie. */
 double est_mean_period(uint64_t period_sum, uint64_t samples)
 {
     return samples ? (double)period_sum / (double)samples : 0.0;

@@ -191,6 +191,13 @@ struct block {
     dinsn ins[];
 };
 
+/* The schedules for the first n instructions of b retired: a block cut
+ * short by a fault is not the one they were made for. */
+static inline struct cycles_sched **block_scheds(const block *b, uint32_t n)
+{
+    return n == b->n ? b->ts : NULL;
+}
+
 /* The block at pc, translating it if needed; raises SIGSEGV (never
  * returns) when pc is not executable. */
 block *code_get(thread *t, uint64_t pc);

@@ -560,10 +560,7 @@ static inline __attribute__((always_inline)) void step(cycles_core *c, const cyc
      * with a new line. */
     uint64_t lk = c->akey | pc >> c->ic.line_shift;
     if (unlikely(lk != c->iline)) {
-        /* the common case inline: the line is the most recent in its set
-         * (a hit that changes nothing) and the page is the same */
-        if (likely(c->ic.tag[(lk & (c->ic.sets - 1)) * c->ic.ways] == lk &&
-                   (c->akey | pc >> c->page_shift) == c->ipage))
+        if (likely(iline_recent(c, lk, pc)))     /* (the common case inline) */
             c->iline = lk;
         else
             fetch(c, pc, t);
@@ -602,17 +599,12 @@ static inline __attribute__((always_inline)) void step(cycles_core *c, const cyc
     uint64_t r = issue + o->lat;
     int rc = ST_DEPENDENCY;
     if (fl & F_LOAD) {
-        /* inline: a hit on the most recent line of its set, not filling */
-        uint64_t dl = ea >> c->dc.line_shift;
-        uint32_t w0 = (uint32_t)(dl & (c->dc.sets - 1)) * c->dc.ways;
-        if (likely(c->dc.tag[w0] == (c->akey | dl) && c->dc.ready[w0] <= r))
+        if (likely(dline_recent(c, ea, r)))      /* (the common case inline) */
             c->st.loads++;
         else
             r = load_ready(c, pc, ea, issue, r, &rc);
     }
-    c->times[d] = r;
-    c->times[EARLY + d] = fl & F_FAST ? issue : r;
-    c->rcause[d] = (uint8_t)rc;
+    put_result(c, d, r, fl & F_FAST ? issue : r, rc);
     if (fl & (F_STORE | F_CTRL | F_UNIT))
         cycles_after(c, o, in, pc, ea, next_pc, issue);
 }

@@ -101,6 +101,32 @@ static inline void event(cycles_core *c, int ev, uint64_t cycle, uint64_t pc)
         c->obs.event(c->obs.ctx, ev, cycle, pc);
 }
 
+/* The tests the model makes inline, which a static schedule must make
+ * the same way (cycles_sched.c): the I-cache line lk (holding pc) is its
+ * set's most recent and in the page being fetched from; the load at ea
+ * hits its set's most recent D-cache line, filled by cycle r.  Neither
+ * changes any state. */
+static inline bool iline_recent(const cycles_core *c, uint64_t lk, uint64_t pc)
+{
+    return c->ic.tag[(lk & (c->ic.sets - 1)) * c->ic.ways] == lk && (c->akey | pc >> c->page_shift) == c->ipage;
+}
+
+static inline bool dline_recent(const cycles_core *c, uint64_t ea, uint64_t r)
+{
+    uint64_t dl = ea >> c->dc.line_shift;
+    uint32_t w0 = (uint32_t)(dl & (c->dc.sets - 1)) * c->dc.ways;
+    return c->dc.tag[w0] == (c->akey | dl) && c->dc.ready[w0] <= r;
+}
+
+/* Register d's value is ready in cycle r (early: for a same-cycle branch
+ * or CMOV), late for reason rc. */
+static inline void put_result(cycles_core *c, unsigned d, uint64_t r, uint64_t early, int rc)
+{
+    c->times[d] = r;
+    c->times[EARLY + d] = early;
+    c->rcause[d] = (uint8_t)rc;
+}
+
 /* After a store, a multiply/divide or a control transfer issued in cycle
  * issue: the write buffer, the busy unit, the predictors and the fetch
  * stream (cycles.c). */

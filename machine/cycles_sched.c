@@ -99,7 +99,7 @@ static cycles_sched *build(const cycles_core *c, const cycles_insn *ins, uint64_
 {
     if (n < 2 || n > 256)
         return &none;
-    cycles_sched hdr, *s = &hdr;
+    cycles_sched h = { 0 }, *s = &h;      /* the header, copied out at the end */
     int32_t rt[EARLY + REG_SINK + 1];       /* ready times of values made in the block */
     int16_t lastw[64];                      /* last instruction writing each register */
     int16_t slot[SLOTS];                    /* chk entry of each times[] slot read before written */
@@ -114,7 +114,6 @@ static cycles_sched *build(const cycles_core *c, const cycles_insn *ins, uint64_
         rt[i] = NONE;
     memset(lastw, -1, sizeof lastw);
     memset(slot, -1, sizeof slot);
-    memset(s, 0, sizeof *s);
 
     const cop *o = &c->ops[ins[0].op];
     if (o->flags & (F_CTRL | F_MB))
@@ -234,7 +233,7 @@ static cycles_sched *build(const cycles_core *c, const cycles_insn *ins, uint64_
         t = issue;
     }
 
-    /* Lay it out after the header, in the order sched_run reads it. */
+    /* Lay it out after the header, in the order run() reads it. */
     uint32_t nout = 0, ninc = 0;
     for (unsigned reg = 0; reg < 64; reg++)
         nout += lastw[reg] > 0;
@@ -317,26 +316,20 @@ static uint32_t run(cycles_core *c, const cycles_sched *s, const cycles_insn *in
         const uint32_t k = e->k;
         const uint64_t a = pc + 4 * k, issue = issue0 + e->off;
         if (e->what & EV_LINE) {
-            /* step()'s inline case: the line is its set's most recent, the page the same */
             uint64_t lk = c->akey | a >> c->ic.line_shift;
-            if (lk != c->iline) {
-                if (c->ic.tag[(lk & (c->ic.sets - 1)) * c->ic.ways] != lk ||
-                    (c->akey | a >> c->page_shift) != c->ipage) {
-                    stop = k;
-                    break;
-                }
-                c->iline = lk;
+            if (lk != c->iline && !iline_recent(c, lk, a)) {
+                stop = k;
+                break;
             }
+            c->iline = lk;
         }
         if (e->what & (EV_LOAD | EV_STORE)) {
             uint64_t key = c->akey | ea[k] >> c->page_shift;
-            if (key != c->dtb.last) {
-                if (!ctlb_probe(&c->dtb, key)) {
-                    stop = k;
-                    break;
-                }
-                c->dtb.last = key;
+            if (!ctlb_probe(&c->dtb, key)) {
+                stop = k;
+                break;
             }
+            c->dtb.last = key;          /* (as ctlb_access leaves it on a hit) */
         }
         if (e->what & EV_STORE) {
             /* hold() would retire up to a cycle no earlier than this one;
@@ -348,9 +341,7 @@ static uint32_t run(cycles_core *c, const cycles_sched *s, const cycles_insn *in
             }
         }
         if (e->what & EV_LOAD) {
-            uint64_t dl = ea[k] >> c->dc.line_shift;
-            uint32_t w0 = (uint32_t)(dl & (c->dc.sets - 1)) * c->dc.ways;
-            if (c->dc.tag[w0] != (c->akey | dl) || c->dc.ready[w0] > issue + e->lat) {
+            if (!dline_recent(c, ea[k], issue + e->lat)) {
                 stop = k;
                 break;
             }
@@ -372,11 +363,8 @@ static uint32_t run(cycles_core *c, const cycles_sched *s, const cycles_insn *in
     const sout *out = (const sout *)(ev + s->nev);
     const sinc *inc = (const sinc *)(out + s->nout);
     if (likely(stop == n)) {
-        for (uint32_t i = 0; i < s->nout; i++) {
-            c->times[out[i].reg] = issue0 + out[i].rel;
-            c->times[EARLY + out[i].reg] = issue0 + out[i].early;
-            c->rcause[out[i].reg] = ST_DEPENDENCY;
-        }
+        for (uint32_t i = 0; i < s->nout; i++)
+            put_result(c, out[i].reg, issue0 + out[i].rel, issue0 + out[i].early, ST_DEPENDENCY);
         uint64_t *st = (uint64_t *)&c->st;
         for (uint32_t i = 0; i < s->ninc; i++)
             st[inc[i].word] += inc[i].amount;
@@ -398,9 +386,7 @@ static uint32_t run(cycles_core *c, const cycles_sched *s, const cycles_insn *in
         const cycles_insn *in = &ins[j];
         const cop *o = &c->ops[in->op];
         uint64_t is = issue0 + off[j], r = is + o->lat;
-        c->times[in->dst] = r;
-        c->times[EARLY + in->dst] = o->flags & F_FAST ? is : r;
-        c->rcause[in->dst] = ST_DEPENDENCY;
+        put_result(c, in->dst, r, o->flags & F_FAST ? is : r, ST_DEPENDENCY);
     }
     c->st.cycles = issue0 + off[stop - 1];
     c->group = grp[stop - 1];

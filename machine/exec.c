@@ -161,8 +161,8 @@ static inline void retire_block(thread *t, const block *b, uint32_t n, uint64_t 
     if (core && b->ti && n) {
         if (m->tt)
             tthread_block(m->tt, m->curcpu->id, b, n, t->ea, next_pc);
-        else                    /* (a block cut short by a fault is not the one scheduled) */
-            cycles_block(core, b->ti, b->pc, n, t->ea, next_pc, n == b->n ? b->ts : NULL);
+        else
+            cycles_block(core, b->ti, b->pc, n, t->ea, next_pc, block_scheds(b, n));
     }
     if (unlikely(m->hook))
         retire_hook(t, b, n, next_pc);

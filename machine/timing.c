@@ -1,8 +1,8 @@
 /*
  * machine/timing.c: the cycle model and the PMU attached to the machine:
- * one cycles_core and one pmu per CPU, fed by the timed executor's retire
- * hook, their samples handed to the sample hook, and their figures in
- * --stats.
+ * one cycles_core and one pmu per CPU, fed by the timed executor (directly
+ * or through the model's own thread, timing_thread.c), their samples
+ * handed to the sample hook, and their figures in --stats.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -132,7 +132,7 @@ static void *consume(void *arg)
             break;
         case R_BLOCK: {
             const block *b = (const block *)r[1];
-            cycles_block(m->cpus[c].core, b->ti, b->pc, n, r + 3, r[2], n == b->n ? b->ts : NULL);
+            cycles_block(m->cpus[c].core, b->ti, b->pc, n, r + 3, r[2], block_scheds(b, n));
             words = 3 + n;
             break;
         }
