@@ -27,6 +27,7 @@ typedef struct proc proc;
 typedef struct mm mm;
 typedef struct block block;
 typedef struct axp_machine machine;
+struct cycles_front;
 
 /* ---- guest memory ------------------------------------------------------ */
 
@@ -352,6 +353,8 @@ typedef struct cpu {
     uint64_t insns;
     uint64_t idle;       /* cycles with nothing to run */
     struct cycles_core *core;   /* its cycle model (timing.c), or NULL */
+    struct cycles_front *front; /* the model's front end, which the executor drives (never
+                                   through core: the model's thread writes core's lines) */
 } cpu;
 
 /* Per-process summary kept after the process is gone. */
@@ -451,7 +454,8 @@ int timing_start(machine *m, char *err, size_t errsz);
 void timing_write_stats(machine *m, FILE *f);
 void timing_free(machine *m);
 /* CPU cpu's model works for process pid from now on (its caches' tags,
- * and whose its samples are). */
+ * and whose its samples are); the executor tells the model's front end
+ * itself (cycles_front_asn), that part running on its thread. */
 void timing_asn(machine *m, int cpuno, uint32_t pid);
 
 /* The model on its own host thread (timing_thread.c): started by
@@ -460,7 +464,8 @@ void timing_asn(machine *m, int cpuno, uint32_t pid);
  * exit notices, and at the end of the run. */
 typedef struct tthread tthread;
 tthread *tthread_start(machine *m);
-void tthread_block(tthread *q, int cpuno, const block *b, uint32_t n, const uint64_t *ea, uint64_t next_pc);
+void tthread_block(tthread *q, int cpuno, struct cycles_front *f, const block *b, uint32_t n, const uint64_t *ea,
+                   uint64_t next_pc);
 void tthread_asn(tthread *q, int cpuno, uint32_t pid);
 void tthread_poll(tthread *q, int cpuno);
 void tthread_drain(tthread *q);

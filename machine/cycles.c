@@ -28,6 +28,28 @@ static int lat_of(const ev5_params *p, int cls)
     return v > 255 ? 255 : (int)v;
 }
 
+/* What the model makes of an alpha_optable row (K_*). */
+static int kind_of(const alpha_opdef *d)
+{
+    switch (d->flow) {
+    case FLOW_CBRANCH: return K_CBR;
+    case FLOW_BRANCH: return K_BR;
+    case FLOW_CALL: return d->format == AF_BRA ? K_BSR : K_JSR;
+    case FLOW_JUMP: return K_JMP;
+    case FLOW_RETURN: return K_RET;
+    case FLOW_COROUTINE: return K_COR;
+    case FLOW_PAL: return d->func == 0x83 ? K_CALLSYS : K_PAL;
+    default: break;
+    }
+    if (d->format == AF_MFC && (!strcmp(d->name, "mb") || !strcmp(d->name, "wmb")))
+        return K_MB;
+    if (d->flags & OPF_STORE)
+        return K_STORE;
+    if ((d->flags & (OPF_LOAD | OPF_PREFETCH)) && !(d->flags & OPF_ADDR))
+        return K_LOAD;
+    return K_ALU;
+}
+
 static bool build_ops(cycles_core *c)
 {
     c->nops = (uint32_t)alpha_optable_len;
@@ -47,23 +69,7 @@ static bool build_ops(cycles_core *c)
         default: o->pipe = P_E01; break;
         }
         o->flags = d->lat == LAT_ICMP || d->lat == LAT_ILOGIC ? F_FAST : 0;
-        o->kind = K_ALU;
-        if ((d->flags & (OPF_LOAD | OPF_PREFETCH)) && !(d->flags & OPF_ADDR))
-            o->kind = K_LOAD;
-        if (d->flags & OPF_STORE)
-            o->kind = K_STORE;
-        switch (d->flow) {
-        case FLOW_CBRANCH: o->kind = K_CBR; break;
-        case FLOW_BRANCH: o->kind = K_BR; break;
-        case FLOW_CALL: o->kind = d->format == AF_BRA ? K_BSR : K_JSR; break;
-        case FLOW_JUMP: o->kind = K_JMP; break;
-        case FLOW_RETURN: o->kind = K_RET; break;
-        case FLOW_COROUTINE: o->kind = K_COR; break;
-        case FLOW_PAL: o->kind = d->func == 0x83 ? K_CALLSYS : K_PAL; break;
-        default: break;
-        }
-        if (d->format == AF_MFC && (!strcmp(d->name, "mb") || !strcmp(d->name, "wmb")))
-            o->kind = K_MB;
+        o->kind = (uint8_t)kind_of(d);
         switch (d->lat) {
         case LAT_IMULL: o->unit = U_MUL; o->busy = (uint8_t)(c->p.imul_busy[0] > 255 ? 255 : c->p.imul_busy[0]); break;
         case LAT_IMULQ: o->unit = U_MUL; o->busy = (uint8_t)(c->p.imul_busy[1] > 255 ? 255 : c->p.imul_busy[1]); break;
@@ -126,6 +132,8 @@ void cycles_decode(uint32_t w, unsigned id, cycles_insn *out)
                                       : (uint8_t)(field[f] | (r == RR_FW || r == RR_FRW ? 32 : 0));
     }
     out->back = d->flow == FLOW_CBRANCH && (w & 0x100000);
+    int k = out->op < alpha_optable_len ? kind_of(d) : K_ALU;     /* (UNOP: no access) */
+    out->mem = k == K_LOAD || k == K_STORE;
     out->hint = (int16_t)((int32_t)((w & 0x3fff) << 18) >> 18);
 }
 
@@ -138,18 +146,21 @@ cycles_core *cycles_new(const ev5_params *p)
         return NULL;
     c->p = *p;
     c->fb_mask = p->fetch_block - 1;
-    c->page_shift = clog2(p->page_size);
     c->seq_pc = ~0ULL;
     c->akey = CKEY(0, 0);
     c->fetch_cause = ST_DEPENDENCY;
     c->wb.cap = p->write_buffer_entries;
     c->bp_mask = p->bp_entries - 1;
-    bool ok = build_ops(c) &&
-              ccache_init(&c->ic, p->icache.size, p->icache.line, p->icache.ways, false) &&
+    c->front = aligned_alloc(64, (sizeof *c->front + 63) & ~(size_t)63);
+    if (!c->front) {
+        free(c);
+        return NULL;
+    }
+    memset(c->front, 0, sizeof *c->front);      /* (freeable if what follows fails) */
+    bool ok = build_ops(c) && front_init(c->front, p) &&
               ccache_init(&c->dc, p->dcache.size, p->dcache.line, p->dcache.ways, true) &&
               ccache_init(&c->sc, p->scache.size, p->scache.line, p->scache.ways, false) &&
               ccache_init(&c->bc, p->bcache.size, p->bcache.line, p->bcache.ways, false) &&
-              ctlb_init(&c->itb, p->itb_entries) && ctlb_init(&c->dtb, p->dtb_entries) &&
               (c->bp = malloc(p->bp_entries)) != NULL;
     if (!ok) {
         cycles_free(c);
@@ -170,12 +181,11 @@ void cycles_free(cycles_core *c)
     if (!c)
         return;
     free(c->ops);
-    ccache_free(&c->ic);
+    front_free(c->front);
+    free(c->front);
     ccache_free(&c->dc);
     ccache_free(&c->sc);
     ccache_free(&c->bc);
-    ctlb_free(&c->itb);
-    ctlb_free(&c->dtb);
     free(c->bp);
     free(c);
 }
@@ -246,29 +256,18 @@ static uint32_t fill_latency(cycles_core *c, uint64_t addr, uint64_t cycle, uint
     return (uint32_t)(start - cycle) + lat;
 }
 
-/* A new fetch block at pc: the ITB and the I-cache are consulted when the
- * page or the line changes.  after is the cycle the previous group issued. */
-static void fetch(cycles_core *c, uint64_t pc, uint64_t after)
+/* The front end found, at pc, an ITB miss or an I-cache miss or both
+ * (FB_* bits).  after is the cycle the previous group issued. */
+static __attribute__((noinline)) void fetch_miss(cycles_core *c, uint64_t pc, uint64_t after, unsigned bits)
 {
-    uint64_t pg = c->akey | pc >> c->page_shift;
-    if (pg != c->ipage) {
-        c->ipage = pg;
-        if (!ctlb_access(&c->itb, pg)) {
-            c->st.itb_misses++;
-            event(c, CEV_ITBMISS, after, pc);
-            uint64_t r = (c->fetch_ready > after ? c->fetch_ready : after) + c->p.itb_miss_cycles;
-            c->fetch_ready = r;
-            c->fetch_cause = ST_ITB;
-        }
+    if (bits & FB_ITB) {
+        c->st.itb_misses++;
+        event(c, CEV_ITBMISS, after, pc);
+        uint64_t r = (c->fetch_ready > after ? c->fetch_ready : after) + c->p.itb_miss_cycles;
+        c->fetch_ready = r;
+        c->fetch_cause = ST_ITB;
     }
-    uint64_t line = pc >> c->ic.line_shift;
-    uint64_t key = c->akey | line;
-    if (key == c->iline)
-        return;
-    c->iline = key;
-    bool hit;
-    ccache_access(&c->ic, line, key, &hit);
-    if (hit)
+    if (!(bits & FB_IMISS))
         return;
     c->st.icache_misses++;
     /* IMISS samples land on the missing instruction itself. */
@@ -342,7 +341,7 @@ static bool build_groups(cycles_core *c)
         cause = later_ ? rc_ : cause;                                         \
     } while (0)
 
-void cycles_set_asn(cycles_core *c, uint32_t asn)
+void cycles_back_asn(cycles_core *c, uint32_t asn)
 {
     /* Another process continues through the kernel: a new fetch stream. */
     if (CKEY(asn, 0) != c->akey)
@@ -350,16 +349,20 @@ void cycles_set_asn(cycles_core *c, uint32_t asn)
     c->akey = CKEY(asn, 0);
 }
 
+void cycles_set_asn(cycles_core *c, uint32_t asn)
+{
+    cycles_front_asn(c->front, asn);
+    cycles_back_asn(c, asn);
+}
+
 /* What holds a load, store, MB or a multiply/divide before it issues,
- * beyond its operands: a busy unit, a DTB miss, a full write buffer.
- * Returns whether the DTB missed (the instruction then cannot join a
- * group). */
-static __attribute__((noinline)) bool hold(cycles_core *c, const cop *o, uint64_t pc, uint64_t ea, uint64_t t,
-                                           uint64_t *earliest_io, int *cause_io)
+ * beyond its operands: a busy unit, a DTB miss (dtb_miss: the front end
+ * found one), a full write buffer. */
+static __attribute__((noinline)) void hold(cycles_core *c, const cop *o, uint64_t pc, uint64_t ea, uint64_t t,
+                                           bool dtb_miss, uint64_t *earliest_io, int *cause_io)
 {
     uint64_t earliest = *earliest_io;
     int cause = *cause_io;
-    bool dtb_miss = false;
     if (o->unit == U_MUL && c->mul_free > earliest) {
         earliest = c->mul_free;
         cause = ST_MULTIPLIER;
@@ -368,8 +371,7 @@ static __attribute__((noinline)) bool hold(cycles_core *c, const cop *o, uint64_
         cause = ST_DIVIDER;
     }
     if (o->flags & F_MEM) {
-        if (!ctlb_access(&c->dtb, c->akey | ea >> c->page_shift)) {
-            dtb_miss = true;
+        if (dtb_miss) {
             c->st.dtb_misses++;
             event(c, CEV_DTBMISS, t, pc);
             uint64_t base = earliest > t + 1 ? earliest : t + 1;
@@ -393,7 +395,6 @@ static __attribute__((noinline)) bool hold(cycles_core *c, const cop *o, uint64_
     }
     *earliest_io = earliest;
     *cause_io = cause;
-    return dtb_miss;
 }
 
 /* A load issued at `issue`: when its value is ready, and why then
@@ -550,32 +551,24 @@ __attribute__((noinline)) void cycles_after(cycles_core *c, const cop *o, const 
  * and all that an ALU operation does not need is out of line, behind one
  * test of its flags. */
 static inline __attribute__((always_inline)) void step(cycles_core *c, const cycles_insn *in, uint64_t pc,
-                                                       uint64_t ea, uint64_t next_pc)
+                                                       uint64_t ea, uint64_t next_pc, unsigned fb)
 {
     const cop *o = &c->ops[in->op];
     const unsigned fl = o->flags;
     const uint64_t t = c->st.cycles;
 
-    /* A new line can only start a new fetch block, and a new page only
-     * with a new line. */
-    uint64_t lk = c->akey | pc >> c->ic.line_shift;
-    if (unlikely(lk != c->iline)) {
-        if (likely(iline_recent(c, lk, pc)))     /* (the common case inline) */
-            c->iline = lk;
-        else
-            fetch(c, pc, t);
-    }
+    /* (a missing line can only start a new fetch block) */
+    if (unlikely(fb & (FB_ITB | FB_IMISS)))
+        fetch_miss(c, pc, t, fb);
     bool newfb = (pc != c->seq_pc) | !(pc & c->fb_mask);
     uint64_t earliest = newfb ? c->fetch_ready : 0;
     int cause = newfb ? c->fetch_cause : ST_DEPENDENCY;
     NEED(in->ra);
     NEED(in->rb);
     NEED(in->rc);
-    bool dtb_miss = false;
-    /* (inline: a load in the page the DTB last translated) */
-    if ((fl & (F_UNIT | F_MEM | F_MB)) &&
-        (fl != F_LOAD || (c->akey | ea >> c->page_shift) != c->dtb.last))
-        dtb_miss = hold(c, o, pc, ea, t, &earliest, &cause);
+    const bool dtb_miss = fb & FB_DTB;
+    if ((fl & (F_UNIT | F_STORE | F_MB)) | dtb_miss)
+        hold(c, o, pc, ea, t, dtb_miss, &earliest, &cause);
 
     /* Joining the group issues in cycle t; otherwise the next group
      * starts at the first cycle every constraint allows, and the cycles
@@ -613,32 +606,60 @@ void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t 
 {
     cycles_insn in;
     cycles_decode(w, id, &in);
-    step(c, &in, pc, ea, next_pc);
+    uint16_t f;
+    unsigned fb = cycles_front_block(c->front, &in, pc, 1, &ea, &f) ? f & ((1u << FB_SHIFT) - 1) : 0;
+    step(c, &in, pc, ea, next_pc, fb);
     c->st.instructions++;
 }
 
-void cycles_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t n, const uint64_t *ea,
-                  uint64_t next_pc, cycles_sched **ts)
+void cycles_back_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t n, const uint64_t *ea,
+                       uint64_t next_pc, cycles_sched **ts, const uint16_t *fl, uint32_t nf)
 {
     if (!n)
         return;
     c->st.instructions += n;
     if (!c->schedules)
         ts = NULL;
+    const uint16_t *fend = fl + nf;
+    uint32_t nextf = fl < fend ? *fl >> FB_SHIFT : FB_NONE;    /* the next instruction with findings */
     uint32_t i = 0;
-    while (i + 1 < n) {
+    while (i < n) {
+        unsigned fb = 0;
+        if (unlikely(i == nextf)) {
+            fb = *fl++ & ((1u << FB_SHIFT) - 1);
+            nextf = fl < fend ? *fl >> FB_SHIFT : FB_NONE;
+        }
+        if (i + 1 == n) {
+            step(c, &ins[i], pc + 4 * i, ea[i], next_pc, fb);
+            break;
+        }
         /* Once an instruction has started an issue group, the static
          * schedule of the rest (cycles_sched.c) goes as far as it can. */
         uint64_t t = c->st.cycles;
         if (ts)                 /* (the schedule is wanted right after, if at all) */
             __builtin_prefetch(ts[i]);
-        step(c, &ins[i], pc + 4 * i, ea[i], pc + 4 * i + 4);
+        step(c, &ins[i], pc + 4 * i, ea[i], pc + 4 * i + 4, fb);
         i++;
         if (ts && c->st.cycles != t)
-            i = sched_run(c, ts, i - 1, ins, pc, n, ea, next_pc, c->st.cycles);
+            i = sched_run(c, ts, i - 1, ins, pc, n, ea, next_pc, c->st.cycles, nextf);
     }
-    if (i < n)
-        step(c, &ins[n - 1], pc + 4 * (n - 1), ea[n - 1], next_pc);
+}
+
+void cycles_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t n, const uint64_t *ea,
+                  uint64_t next_pc, cycles_sched **ts)
+{
+    uint16_t fl[CYCLES_BLOCK_MAX];
+    while (n > CYCLES_BLOCK_MAX) {      /* (longer than any translated block) */
+        uint32_t nf = cycles_front_block(c->front, ins, pc, CYCLES_BLOCK_MAX, ea, fl);
+        cycles_back_block(c, ins, pc, CYCLES_BLOCK_MAX, ea, pc + 4 * CYCLES_BLOCK_MAX, NULL, fl, nf);
+        ins += CYCLES_BLOCK_MAX;
+        ea += CYCLES_BLOCK_MAX;
+        pc += 4 * CYCLES_BLOCK_MAX;
+        n -= CYCLES_BLOCK_MAX;
+        ts = NULL;
+    }
+    uint32_t nf = cycles_front_block(c->front, ins, pc, n, ea, fl);
+    cycles_back_block(c, ins, pc, n, ea, next_pc, ts, fl, nf);
 }
 
 void cycles_set_schedules(cycles_core *c, bool on) { c->schedules = on; }

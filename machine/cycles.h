@@ -103,7 +103,8 @@ typedef struct cycles_insn {
     uint16_t ra;       /* where Ra's ready time is read (the early copy for a branch or CMOV) */
     uint8_t rb, rc;    /* registers read through Rb and Rc */
     uint8_t dst;       /* register written */
-    uint8_t back;      /* a conditional branch with a negative displacement */
+    uint8_t back : 1;  /* a conditional branch with a negative displacement */
+    uint8_t mem : 1;   /* a load or store: the model reads its effective address */
     int16_t hint;      /* JMP/JSR: the hint field, in instructions */
 } cycles_insn;
 
@@ -134,6 +135,26 @@ void cycles_sched_free(cycles_sched **ts, uint32_t n);
  * that share them must have the same parameters. */
 void cycles_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t n, const uint64_t *ea,
                   uint64_t next_pc, cycles_sched **ts);
+
+/* The model in two parts, for running them on two threads.  The front
+ * end (cycles_front.c) holds what depends only on the order of
+ * instructions and addresses, not on time: the I-cache's, ITB's and
+ * DTB's contents.  cycles_front_block takes a block's first n
+ * instructions through it and writes what it found to out[] (at most n
+ * entries; returns how many); cycles_back_block does the rest of
+ * cycles_block with those findings.  cycles_block is the one followed
+ * by the other.  Each part must see every block, in the same order, and
+ * the address-space switches at the same points: cycles_front_asn and
+ * cycles_back_asn (cycles_set_asn is both). */
+#define CYCLES_BLOCK_MAX 256
+typedef struct cycles_front cycles_front;
+cycles_front *cycles_front_of(cycles_core *c);
+uint32_t cycles_front_block(cycles_front *f, const cycles_insn *ins, uint64_t pc, uint32_t n, const uint64_t *ea,
+                            uint16_t *out);
+void cycles_back_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t n, const uint64_t *ea,
+                       uint64_t next_pc, cycles_sched **ts, const uint16_t *found, uint32_t nfound);
+void cycles_front_asn(cycles_front *f, uint32_t asn);
+void cycles_back_asn(cycles_core *c, uint32_t asn);
 
 /* Whether cycles_block uses static schedules (on by default).  The
  * results are the same either way; this is for checking that they are. */

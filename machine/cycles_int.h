@@ -45,6 +45,14 @@ enum {
     F_MEM = F_LOAD | F_STORE
 };
 
+/* What the front end (cycles_front.c) found at an instruction: its
+ * fetch missed the ITB or the I-cache, its load or store missed the
+ * DTB.  A block's findings go to the rest of the model as a list of
+ * (index << FB_SHIFT | bits), in order. */
+enum { FB_ITB = 1, FB_IMISS = 2, FB_DTB = 4 };
+#define FB_SHIFT 3
+#define FB_NONE 0xffffu         /* "no further finding" as an index */
+
 typedef struct cop {
     uint8_t kind, unit, pipe;
     uint8_t lat;
@@ -53,10 +61,23 @@ typedef struct cop {
     uint8_t flags;              /* F_* */
 } cop;
 
+/* The part of the model that depends only on the order of instructions
+ * and addresses, never on time: the I-cache's and the TLBs' contents
+ * (cycles_front.c).  It can run ahead of the rest, on another thread. */
+struct cycles_front {
+    uint64_t akey;              /* CKEY(asn, 0) */
+    uint64_t iline;             /* the I-cache line being fetched from (key) */
+    uint64_t ipage;             /* the ITB page of it (key) */
+    uint32_t page_shift;
+    ccache ic;
+    ctlb itb, dtb;
+};
+
 struct cycles_core {
     ev5_params p;
     cop *ops;
     uint32_t nops;              /* ops[nops] describes unknown words, ops[nops + 1] UNOP */
+    cycles_front *front;        /* (its own allocation: another thread may drive it) */
 
     uint64_t akey;              /* CKEY(asn, 0) of the current address space: keys are akey | unit */
     uint64_t seq_pc;            /* the address that continues the group's block */
@@ -65,18 +86,14 @@ struct cycles_core {
 
     uint64_t fetch_ready;       /* earliest issue of the next fetched block */
     int fetch_cause;
-    uint64_t iline;             /* the I-cache line being fetched from (key) */
-    uint64_t ipage;             /* the ITB page of it (key) */
 
     uint64_t times[EARLY + REG_SINK + 1];
     uint8_t rcause[EARLY];
     uint64_t mul_free, div_free;
     uint64_t bus_free;          /* when the B-cache port / memory bus takes the next line */
 
-    ccache ic, dc, sc, bc;
-    ctlb itb, dtb;
+    ccache dc, sc, bc;
     cwbuf wb;
-    uint32_t page_shift;
 
     uint8_t *bp;                /* 2-bit counters; 0xff: not yet set since the line's fill */
     uint32_t bp_mask;
@@ -101,16 +118,9 @@ static inline void event(cycles_core *c, int ev, uint64_t cycle, uint64_t pc)
         c->obs.event(c->obs.ctx, ev, cycle, pc);
 }
 
-/* The tests the model makes inline, which a static schedule must make
- * the same way (cycles_sched.c): the I-cache line lk (holding pc) is its
- * set's most recent and in the page being fetched from; the load at ea
- * hits its set's most recent D-cache line, filled by cycle r.  Neither
- * changes any state. */
-static inline bool iline_recent(const cycles_core *c, uint64_t lk, uint64_t pc)
-{
-    return c->ic.tag[(lk & (c->ic.sets - 1)) * c->ic.ways] == lk && (c->akey | pc >> c->page_shift) == c->ipage;
-}
-
+/* The test the model makes inline, which a static schedule must make
+ * the same way (cycles_sched.c): the load at ea hits its set's most
+ * recent D-cache line, filled by cycle r.  It changes no state. */
 static inline bool dline_recent(const cycles_core *c, uint64_t ea, uint64_t r)
 {
     uint64_t dl = ea >> c->dc.line_shift;
@@ -136,8 +146,13 @@ void cycles_after(cycles_core *c, const cop *o, const cycles_insn *in, uint64_t 
 /* The rest of a block from instruction j on, by its static schedule
  * (ts[j], built if not yet), once instruction j has started an issue
  * group in cycle issue: returns the first instruction left to the model
- * (n when none). */
+ * (n when none), at the latest nextf, the next one the front end found
+ * a miss at. */
 uint32_t sched_run(cycles_core *c, cycles_sched **ts, uint32_t j, const cycles_insn *ins, uint64_t pc, uint32_t n,
-                   const uint64_t *ea, uint64_t next_pc, uint64_t issue);
+                   const uint64_t *ea, uint64_t next_pc, uint64_t issue, uint32_t nextf);
+
+/* A core's front end (cycles_front.c), set up and freed with the core. */
+bool front_init(cycles_front *f, const ev5_params *p);
+void front_free(cycles_front *f);
 
 #endif

@@ -7,6 +7,17 @@
 
 #include "machine/cycles_mem.h"
 
+/* n zeroed words on cache lines of their own: the model's front end and
+ * the rest may run on two host CPUs, and must not share a line. */
+static uint64_t *words(size_t n)
+{
+    size_t sz = (n * sizeof(uint64_t) + 63) & ~(size_t)63;
+    uint64_t *p = aligned_alloc(64, sz);
+    if (p)
+        memset(p, 0, sz);
+    return p;
+}
+
 bool ccache_init(ccache *c, uint32_t size, uint32_t line, uint32_t ways, bool with_ready)
 {
     memset(c, 0, sizeof *c);
@@ -15,9 +26,9 @@ bool ccache_init(ccache *c, uint32_t size, uint32_t line, uint32_t ways, bool wi
     c->ways = ways;
     c->sets = size / line / ways;
     c->line_shift = clog2(line);
-    c->tag = calloc((size_t)c->sets * ways, sizeof *c->tag);
+    c->tag = words((size_t)c->sets * ways);
     if (with_ready)
-        c->ready = calloc((size_t)c->sets * ways, sizeof *c->ready);
+        c->ready = words((size_t)c->sets * ways);
     return c->tag && (!with_ready || c->ready);
 }
 
@@ -36,8 +47,8 @@ bool ctlb_init(ctlb *t, uint32_t entries)
     while (isz < 2 * entries)
         isz <<= 1;
     t->hmask = isz - 1;
-    t->key = calloc(entries, sizeof *t->key);
-    t->index = calloc(isz, sizeof *t->index);
+    t->key = words(entries);
+    t->index = words(isz);
     return t->key && t->index;
 }
 

@@ -31,7 +31,7 @@
 #include "machine/cycles_int.h"
 
 /* What an instruction needs checked or done at run time. */
-enum { EV_LINE = 1, EV_LOAD = 2, EV_STORE = 4, EV_AFTER = 8 };
+enum { EV_LOAD = 2, EV_STORE = 4, EV_AFTER = 8 };
 
 #define NEWGROUP 0x80           /* info[k]: k started an issue group (low bits: the stall's cause) */
 #define NONE INT32_MIN          /* no time known inside the block */
@@ -207,8 +207,6 @@ static cycles_sched *build(const cycles_core *c, const cycles_insn *ins, uint64_
         }
 
         unsigned what = 0;
-        if (!(a & (((uint64_t)1 << c->ic.line_shift) - 1)))
-            what |= EV_LINE;
         if (fl & F_LOAD)
             what |= EV_LOAD;
         if (fl & F_STORE)
@@ -287,7 +285,7 @@ static cycles_sched *build(const cycles_core *c, const cycles_insn *ins, uint64_
 /* The n instructions at pc (a block's rest) by schedule s, the first
  * having issued in issue0; returns how many were done. */
 static uint32_t run(cycles_core *c, const cycles_sched *s, const cycles_insn *ins, uint64_t pc, uint32_t n,
-                    const uint64_t *ea, uint64_t next_pc, uint64_t issue0)
+                    const uint64_t *ea, uint64_t next_pc, uint64_t issue0, uint32_t nextf)
 {
     /* Whole-block conditions: the fetch stream is not behind (it cannot
      * be, after a first instruction that started a group; checked all the
@@ -298,9 +296,11 @@ static uint32_t run(cycles_core *c, const cycles_sched *s, const cycles_insn *in
         (s->d0 != REG_SINK && c->times[s->d0] != issue0 + s->lat0))
         return 1;
 
-    uint32_t stop = n;          /* the first instruction the schedule may be wrong for */
+    /* the first instruction the schedule may be wrong for: at the latest,
+     * the next one the front end found a miss at */
+    uint32_t stop = nextf < n ? nextf : n;
     const schk *chk = (const schk *)(s + 1);
-    for (uint32_t i = 0; i < s->nchk; i++)
+    for (uint32_t i = 0; i < s->nchk && chk[i].k < stop; i++)
         if (c->times[chk[i].idx] > issue0 + chk[i].bound) {
             stop = chk[i].k;    /* (in order of first reader) */
             break;
@@ -315,22 +315,6 @@ static uint32_t run(cycles_core *c, const cycles_sched *s, const cycles_insn *in
         const sev *e = &ev[i];
         const uint32_t k = e->k;
         const uint64_t a = pc + 4 * k, issue = issue0 + e->off;
-        if (e->what & EV_LINE) {
-            uint64_t lk = c->akey | a >> c->ic.line_shift;
-            if (lk != c->iline && !iline_recent(c, lk, a)) {
-                stop = k;
-                break;
-            }
-            c->iline = lk;
-        }
-        if (e->what & (EV_LOAD | EV_STORE)) {
-            uint64_t key = c->akey | ea[k] >> c->page_shift;
-            if (!ctlb_probe(&c->dtb, key)) {
-                stop = k;
-                break;
-            }
-            c->dtb.last = key;          /* (as ctlb_access leaves it on a hit) */
-        }
         if (e->what & EV_STORE) {
             /* hold() would retire up to a cycle no earlier than this one;
              * a buffer still full without this store's line might stall */
@@ -395,12 +379,12 @@ static uint32_t run(cycles_core *c, const cycles_sched *s, const cycles_insn *in
 }
 
 uint32_t sched_run(cycles_core *c, cycles_sched **ts, uint32_t j, const cycles_insn *ins, uint64_t pc, uint32_t n,
-                   const uint64_t *ea, uint64_t next_pc, uint64_t issue)
+                   const uint64_t *ea, uint64_t next_pc, uint64_t issue, uint32_t nextf)
 {
     cycles_sched *s = ts[j];
     if (unlikely(!s))
         s = ts[j] = build(c, ins + j, pc + 4 * j, n - j);
     if (s == &none)
         return j + 1;
-    return j + run(c, s, ins + j, pc + 4 * j, n - j, ea + j, next_pc, issue);
+    return j + run(c, s, ins + j, pc + 4 * j, n - j, ea + j, next_pc, issue, nextf - j);
 }

@@ -160,7 +160,7 @@ static inline void retire_block(thread *t, const block *b, uint32_t n, uint64_t 
     cycles_core *core = m->curcpu ? m->curcpu->core : NULL;
     if (core && b->ti && n) {
         if (m->tt)
-            tthread_block(m->tt, m->curcpu->id, b, n, t->ea, next_pc);
+            tthread_block(m->tt, m->curcpu->id, m->curcpu->front, b, n, t->ea, next_pc);
         else
             cycles_block(core, b->ti, b->pc, n, t->ea, next_pc, block_scheds(b, n));
     }

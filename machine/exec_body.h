@@ -41,10 +41,14 @@ static void EXEC_INNER(thread *t, int64_t budget)
 #if EXEC_TIMED
     /* the cycle model of this CPU, tagging caches with this process */
     cycles_core *const core = m->curcpu ? m->curcpu->core : NULL;
-    if (core && m->tt)
-        tthread_asn(m->tt, m->curcpu->id, (uint32_t)t->p->pid);
-    else if (core)
-        timing_asn(m, m->curcpu->id, (uint32_t)t->p->pid);
+    if (core) {
+        /* (the model's front end runs on this thread either way) */
+        cycles_front_asn(m->curcpu->front, (uint32_t)t->p->pid);
+        if (m->tt)
+            tthread_asn(m->tt, m->curcpu->id, (uint32_t)t->p->pid);
+        else
+            timing_asn(m, m->curcpu->id, (uint32_t)t->p->pid);
+    }
     uint64_t *const eas = t->ea;
 #endif
 

@@ -150,7 +150,7 @@ static truth_ent *truth_slot(struct timing *t, uint64_t key)
 void timing_asn(machine *m, int cpuno, uint32_t pid)
 {
     m->tm->pid[cpuno] = pid;
-    cycles_set_asn(m->tm->core[cpuno], pid);
+    cycles_back_asn(m->tm->core[cpuno], pid);
 }
 
 /* With truth recording on, the model reports to this observer, which
@@ -228,8 +228,10 @@ int timing_start(machine *m, char *err, size_t errsz)
             cycles_set_trace(t->core[i], true);
         }
     }
-    for (int i = 0; i < m->ncpu; i++)
+    for (int i = 0; i < m->ncpu; i++) {
         m->cpus[i].core = t->core[i];
+        m->cpus[i].front = cycles_front_of(t->core[i]);
+    }
     m->tt = tthread_start(m);
     return 0;
 oom:

@@ -32,11 +32,14 @@
 #define SPINS 64
 #define NAP_NS 1000000          /* a sleeper looks again after this at the latest */
 
-/* A record: a header word (kind, cpu, n), then for R_BLOCK the block, the
- * next pc and n effective addresses; for R_ASN the pid; R_SKIP fills the
- * ring's end when a record would not fit there. */
+/* A record: a header word (kind, cpu, n, nf), then for R_BLOCK the
+ * block, the next pc, n effective addresses and the nf findings of the
+ * model's front end (cycles_front_block, run here on the executor's
+ * thread), four to a word; for R_ASN the pid; R_SKIP fills the ring's
+ * end when a record would not fit there. */
 enum { R_SKIP, R_BLOCK, R_ASN, R_POLL };
-#define HDR(kind, c, n) ((uint64_t)(kind) | (uint64_t)(c) << 8 | (uint64_t)(n) << 24)
+#define HDR(kind, c, n, nf) ((uint64_t)(kind) | (uint64_t)(c) << 8 | (uint64_t)(n) << 24 | (uint64_t)(nf) << 40)
+#define FWORDS(nf) (((nf) + 3) / 4)
 
 /* head and tail on lines of their own: each side writes one and reads
  * the other's only when its own copy says the ring is full or empty. */
@@ -124,16 +127,17 @@ static void *consume(void *arg)
         }
         const uint64_t *r = &q->ring[tl & (RING - 1)];
         unsigned kind = r[0] & 0xff, c = (r[0] >> 8) & 0xffff;
-        uint32_t n = (uint32_t)(r[0] >> 24);
+        uint32_t n = (uint32_t)(r[0] >> 24) & 0xffff, nf = (uint32_t)(r[0] >> 40);
         uint64_t words = 1;
         switch (kind) {
         case R_SKIP:
-            words = n;
+            words = r[0] >> 24;
             break;
         case R_BLOCK: {
             const block *b = (const block *)r[1];
-            cycles_block(m->cpus[c].core, b->ti, b->pc, n, r + 3, r[2], block_scheds(b, n));
-            words = 3 + n;
+            cycles_back_block(m->cpus[c].core, b->ti, b->pc, n, r + 3, r[2], block_scheds(b, n),
+                              (const uint16_t *)(r + 3 + n), nf);
+            words = 3 + n + FWORDS(nf);
             break;
         }
         case R_ASN:
@@ -203,7 +207,7 @@ static uint64_t *reserve(tthread *q, uint32_t words)
     uint32_t at = (uint32_t)(h & (RING - 1));
     if (at + words > RING) {            /* skip to the ring's start */
         room_for(q, h, RING - at);
-        q->ring[at] = HDR(R_SKIP, 0, RING - at);
+        q->ring[at] = HDR(R_SKIP, 0, RING - at, 0);
         h += RING - at;
         atomic_store_explicit(&q->head, h, memory_order_release);
         at = 0;
@@ -219,20 +223,22 @@ static void publish(tthread *q, uint32_t words)
     wake(q, &q->data, &q->csleep);
 }
 
-void tthread_block(tthread *q, int cpuno, const block *b, uint32_t n, const uint64_t *ea, uint64_t next_pc)
+void tthread_block(tthread *q, int cpuno, cycles_front *f, const block *b, uint32_t n, const uint64_t *ea,
+                   uint64_t next_pc)
 {
-    uint64_t *w = reserve(q, 3 + n);
-    w[0] = HDR(R_BLOCK, cpuno, n);
+    uint64_t *w = reserve(q, 3 + n + FWORDS(n));
+    uint32_t nf = cycles_front_block(f, b->ti, b->pc, n, ea, (uint16_t *)(w + 3 + n));
+    w[0] = HDR(R_BLOCK, cpuno, n, nf);
     w[1] = (uint64_t)(uintptr_t)b;
     w[2] = next_pc;
     memcpy(w + 3, ea, n * sizeof *ea);
-    publish(q, 3 + n);
+    publish(q, 3 + n + FWORDS(nf));
 }
 
 void tthread_asn(tthread *q, int cpuno, uint32_t pid)
 {
     uint64_t *w = reserve(q, 2);
-    w[0] = HDR(R_ASN, cpuno, 0);
+    w[0] = HDR(R_ASN, cpuno, 0, 0);
     w[1] = pid;
     publish(q, 2);
 }
@@ -240,7 +246,7 @@ void tthread_asn(tthread *q, int cpuno, uint32_t pid)
 void tthread_poll(tthread *q, int cpuno)
 {
     uint64_t *w = reserve(q, 1);
-    w[0] = HDR(R_POLL, cpuno, 0);
+    w[0] = HDR(R_POLL, cpuno, 0, 0);
     publish(q, 1);
 }
 
