@@ -11,13 +11,15 @@
  * is worked out once per block, with the model's own rules and tables,
  * together with a list of what to check: for each register read before it
  * is written, the latest cycle it may become ready without changing the
- * schedule; which instructions start an I-cache line, load or store.
+ * schedule; which instructions load or store.  I-cache and TLB misses
+ * need no check here: the model's front end (cycles_front.c) has listed
+ * them already, and a schedule stops at the first.
  *
  * Once an instruction, modelled as usual, has started an issue group, the
  * schedule of the block's rest from there (built the first time it is
  * wanted, kept per starting instruction) takes over, as far as its checks
- * allow.  Up to there the instructions cost a few tests per load, store
- * and line instead of the model's work per instruction; from the first
+ * allow.  Up to there the instructions cost a few tests per load and
+ * store instead of the model's work per instruction; from the first
  * instruction a check fails for, the model goes on with exactly the state
  * it would have had, until an instruction starts a group again.
  * What the schedule cannot know (branch prediction, the write buffer's
