@@ -607,7 +607,7 @@ void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t 
     cycles_insn in;
     cycles_decode(w, id, &in);
     uint16_t f;
-    unsigned fb = cycles_front_block(c->front, &in, pc, 1, &ea, &f) ? f & ((1u << FB_SHIFT) - 1) : 0;
+    unsigned fb = cycles_front_block(c->front, &in, pc, 1, &ea, &f) ? f & FB_BITS : 0;
     step(c, &in, pc, ea, next_pc, fb);
     c->st.instructions++;
 }
@@ -626,7 +626,7 @@ void cycles_back_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint
     while (i < n) {
         unsigned fb = 0;
         if (unlikely(i == nextf)) {
-            fb = *fl++ & ((1u << FB_SHIFT) - 1);
+            fb = *fl++ & FB_BITS;
             nextf = fl < fend ? *fl >> FB_SHIFT : FB_NONE;
         }
         if (i + 1 == n) {
@@ -649,15 +649,6 @@ void cycles_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t 
                   uint64_t next_pc, cycles_sched **ts)
 {
     uint16_t fl[CYCLES_BLOCK_MAX];
-    while (n > CYCLES_BLOCK_MAX) {      /* (longer than any translated block) */
-        uint32_t nf = cycles_front_block(c->front, ins, pc, CYCLES_BLOCK_MAX, ea, fl);
-        cycles_back_block(c, ins, pc, CYCLES_BLOCK_MAX, ea, pc + 4 * CYCLES_BLOCK_MAX, NULL, fl, nf);
-        ins += CYCLES_BLOCK_MAX;
-        ea += CYCLES_BLOCK_MAX;
-        pc += 4 * CYCLES_BLOCK_MAX;
-        n -= CYCLES_BLOCK_MAX;
-        ts = NULL;
-    }
     uint32_t nf = cycles_front_block(c->front, ins, pc, n, ea, fl);
     cycles_back_block(c, ins, pc, n, ea, next_pc, ts, fl, nf);
 }

@@ -126,9 +126,10 @@ typedef struct cycles_sched cycles_sched;
 size_t cycles_sched_size(uint32_t n);
 void cycles_sched_free(cycles_sched **ts, uint32_t n);
 
-/* The first n instructions of a straight-line run at pc, decoded into ins,
- * retired in order: ea[i] is instruction i's effective address (read only
- * for loads and stores), next_pc where control went after the last one.
+/* The first n (at most CYCLES_BLOCK_MAX) instructions of a straight-line
+ * run at pc, decoded into ins, retired in order: ea[i] is instruction i's
+ * effective address (every ea[i] is read, its value used only for loads
+ * and stores), next_pc where control went after the last one.
  * The same as n calls of cycles_step, in a fraction of the time: the
  * machine calls this once per executed block.  ts is the block's
  * schedules, or NULL (always NULL when n is not the whole block); cores
@@ -139,9 +140,9 @@ void cycles_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t 
 /* The model in two parts, for running them on two threads.  The front
  * end (cycles_front.c) holds what depends only on the order of
  * instructions and addresses, not on time: the I-cache's, ITB's and
- * DTB's contents.  cycles_front_block takes a block's first n
- * instructions through it and writes what it found to out[] (at most n
- * entries; returns how many); cycles_back_block does the rest of
+ * DTB's contents.  cycles_front_block takes a block's first n (at most
+ * CYCLES_BLOCK_MAX) instructions through it and writes what it found to
+ * out[] (at most n entries; returns how many); cycles_back_block does the rest of
  * cycles_block with those findings.  cycles_block is the one followed
  * by the other.  Each part must see every block, in the same order, and
  * the address-space switches at the same points: cycles_front_asn and

@@ -51,6 +51,7 @@ enum {
  * (index << FB_SHIFT | bits), in order. */
 enum { FB_ITB = 1, FB_IMISS = 2, FB_DTB = 4 };
 #define FB_SHIFT 3
+#define FB_BITS ((1u << FB_SHIFT) - 1)
 #define FB_NONE 0xffffu         /* "no further finding" as an index */
 
 typedef struct cop {

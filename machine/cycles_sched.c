@@ -33,7 +33,7 @@
 #include "machine/cycles_int.h"
 
 /* What an instruction needs checked or done at run time. */
-enum { EV_LOAD = 2, EV_STORE = 4, EV_AFTER = 8 };
+enum { EV_LOAD = 1, EV_STORE = 2, EV_AFTER = 4 };
 
 #define NEWGROUP 0x80           /* info[k]: k started an issue group (low bits: the stall's cause) */
 #define NONE INT32_MIN          /* no time known inside the block */

@@ -206,12 +206,12 @@ int timing_start(machine *m, char *err, size_t errsz)
         t->fwd = calloc((size_t)m->ncpu, sizeof *t->fwd);
     if (!t->core || !t->pmu || !t->pid || (t->truth && !t->fwd))
         goto oom;
+    /* AXP_SCHEDULES=0: model every instruction, for checking that the
+     * blocks' static schedules change nothing */
+    const char *sc = getenv("AXP_SCHEDULES");
     for (int i = 0; i < m->ncpu; i++) {
         if (!(t->core[i] = cycles_new(&t->p)))
             goto oom;
-        /* AXP_SCHEDULES=0: model every instruction, for checking that the
-         * blocks' static schedules change nothing */
-        const char *sc = getenv("AXP_SCHEDULES");
         if (sc && !strcmp(sc, "0"))
             cycles_set_schedules(t->core[i], false);
         if (t->pmu_on) {

@@ -21,6 +21,9 @@
 #include "machine/linux.h"
 #include "machine/ops.h"
 
+/* The cycle model takes a block at a time, a translated block whole. */
+_Static_assert(BLOCK_MAX <= CYCLES_BLOCK_MAX, "blocks longer than the cycle model takes");
+
 const uint8_t *mem_code_page(mm *x, uint64_t va, pte **pp);
 
 /* alpha_optable row -> handler; rows that map nowhere trap as illegal. */
