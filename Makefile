@@ -12,7 +12,7 @@ BUILD   ?= build
 
 # Rooms in link order: a room may use only the rooms after it (the machine
 # calls the collector's driver; the collector's daemon writes the profdb).
-ROOMS   := service rewriter optimizer estimator cfg machine collector profdb image alpha
+ROOMS   := service rewriter optimizer estimator cfg machine collector profdb image alpha common
 
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CSTD    := -std=gnu11
@@ -87,7 +87,7 @@ unit-asan: $(BUILD)/asan/tests/unit
 
 # ---- fuzzers (libFuzzer, clang) -----------------------------------------
 # A fuzzer tests/fuzz/NAME.c is compiled with the sources of the rooms it
-# needs: fuzz_rooms_NAME (default: alpha image), so one room's clang
+# needs: fuzz_rooms_NAME (default: alpha image; common always), so one room's clang
 # warnings never break another room's fuzzer.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 600
@@ -95,7 +95,7 @@ fuzz_rooms_default := alpha image
 fuzz_rooms_fuzz_profile := profdb
 fuzz_rooms_fuzz_plan := alpha image cfg rewriter
 fuzz_rooms_fuzz_cpod := alpha image profdb collector
-fuzz_rooms = $(or $(fuzz_rooms_$(1)),$(fuzz_rooms_default))
+fuzz_rooms = $(or $(fuzz_rooms_$(1)),$(fuzz_rooms_default)) common
 define fuzz_rules
 $(BUILD)/fuzz/$(1): tests/fuzz/$(1).c $(foreach r,$(call fuzz_rooms,$(1)),$(call room_srcs,$(r)) $(wildcard $(r)/*.h))
 	@mkdir -p $$(dir $$@)
