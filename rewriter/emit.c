@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfg/internal.h"
 #include "rewriter/internal.h"
 
 static const plan_hint *find_hint(const rw_ctx *cx, uint64_t jump)

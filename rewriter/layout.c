@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfg/internal.h"
 #include "rewriter/internal.h"
 
 uint32_t rw_default_align(uint64_t start)

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfg/internal.h"
 #include "rewriter/internal.h"
 
 static bool put_word(rw_ctx *cx, uint64_t addr, uint32_t w)

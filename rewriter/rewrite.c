@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfg/internal.h"
 #include "rewriter/internal.h"
 
 static const char *const reason_names[RW_NREASONS] = {

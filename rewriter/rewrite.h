@@ -18,7 +18,7 @@
 
 #include "cfg/cfg.h"
 #include "image/image.h"
-#include "rewriter/plan.h"
+#include "optimizer/plan.h"
 
 /* Why a procedure was left in place, or moved only as a whole (its blocks
  * keep their order and distances: RW_PIN_INDIRECT, RW_PIN_LSDA, RW_PIN_CFI
@@ -67,10 +67,5 @@ bool rw_rewrite(const image *img, const cfg_program *prog, const plan *pl,
  * layout and no output: for optimizers and their tests. */
 bool rw_plan_check(const image *img, const cfg_program *prog, const plan *pl,
                    char *err, size_t errlen);
-
-/* Plans made by the rewriter itself (rewriter/plangen.c), for testing:
- * the original order (all code moved), and random valid plans. */
-bool plan_identity(const cfg_program *prog, plan *pl);
-bool plan_random(const cfg_program *prog, uint64_t seed, plan *pl);
 
 #endif

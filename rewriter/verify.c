@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfg/internal.h"
 #include "rewriter/ehframe.h"
 #include "rewriter/internal.h"
 #include "rewriter/lsda.h"

@@ -13,7 +13,7 @@
 #include "alpha/insn.h"
 #include "rewriter/addrmap.h"
 #include "rewriter/cfi.h"
-#include "rewriter/plan.h"
+#include "optimizer/plan.h"
 #include "rewriter/rewrite.h"
 #include "rewriter/verify.h"
 

@@ -1,5 +1,5 @@
 /*
- * rewriter/plangen.c: plans the rewriter makes for itself, to test it.
+ * optimizer/plangen.c: plans made without a profile, to test the rewriter.
  *
  * The identity plan keeps the original order but still moves every
  * procedure.  A random plan shuffles procedures, shuffles blocks inside each
@@ -11,7 +11,8 @@
 #include <stdlib.h>
 
 #include "alpha/insn.h"
-#include "rewriter/rewrite.h"
+#include "cfg/cfg.h"
+#include "optimizer/plan.h"
 
 bool plan_identity(const cfg_program *prog, plan *pl)
 {

@@ -1,15 +1,15 @@
 /*
- * rewriter/plan.h: the layout plan, the optimizer's output and the
+ * optimizer/plan.h: the layout plan, the optimizer's output and the
  * rewriter's input.  The text format is in docs/layout-plan.md; this file
- * and rewriter/plan.c are its only reader and writer.
+ * and optimizer/plan.c are its only reader and writer.
  *
  * Everything is named by original addresses: procedures by their first
  * instruction, blocks by theirs, branches and jumps by their own address.
  * Each entry remembers the line it came from so later checks against the
  * image can name it.
  */
-#ifndef REWRITER_PLAN_H
-#define REWRITER_PLAN_H
+#ifndef OPTIMIZER_PLAN_H
+#define OPTIMIZER_PLAN_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -76,5 +76,11 @@ size_t plan_cold_start(const plan_proc *pp);
 bool plan_add_invert(plan *pl, uint64_t addr);
 bool plan_add_pin(plan *pl, uint64_t addr);
 bool plan_add_hint(plan *pl, uint64_t jump, uint64_t target);
+
+/* Plans made without a profile (optimizer/plangen.c), to test the rewriter:
+ * the original order (all code moved), and random valid plans. */
+struct cfg_program;
+bool plan_identity(const struct cfg_program *prog, plan *pl);
+bool plan_random(const struct cfg_program *prog, uint64_t seed, plan *pl);
 
 #endif

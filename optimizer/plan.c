@@ -1,5 +1,5 @@
 /*
- * rewriter/plan.c: reading and writing layout plans (docs/layout-plan.md).
+ * optimizer/plan.c: reading and writing layout plans (docs/layout-plan.md).
  *
  * The reader is strict: every line is one directive with exactly its
  * arguments, numbers are checked for range, and the first mistake stops it
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rewriter/plan.h"
+#include "optimizer/plan.h"
 
 void plan_init(plan *pl)
 {
@@ -100,11 +100,61 @@ bool plan_add_hint(plan *pl, uint64_t jump, uint64_t target)
 
 /* ---- reading --------------------------------------------------------- */
 
+/* Every address the plan names, by what it names it as, with its line: so a
+ * repeat is found in constant time however long the plan (a scan of the
+ * earlier lines made a 2-million-line plan quadratic). */
+enum { SEEN_PROC, SEEN_INVERT, SEEN_PIN, SEEN_HINT, SEEN_BLOCK };  /* block: + proc index */
+
+typedef struct seen_ent {
+    uint64_t addr;
+    uint32_t tag;           /* SEEN_*; 0 line marks an empty slot */
+    uint32_t line;
+} seen_ent;
+
+typedef struct seen_set {
+    seen_ent *e;
+    size_t cap, n;          /* cap a power of two, at most half full */
+} seen_set;
+
+static size_t seen_slot(const seen_set *s, uint64_t addr, uint32_t tag)
+{
+    uint64_t h = (addr ^ ((uint64_t)tag << 40)) * 0x9e3779b97f4a7c15ull;
+    size_t i = (size_t)(h >> 20) & (s->cap - 1);
+    while (s->e[i].line && (s->e[i].addr != addr || s->e[i].tag != tag))
+        i = (i + 1) & (s->cap - 1);
+    return i;
+}
+
+/* Line where (addr, tag) was seen, 0 if never. */
+static uint32_t seen_find(const seen_set *s, uint64_t addr, uint32_t tag)
+{
+    return s->cap ? s->e[seen_slot(s, addr, tag)].line : 0;
+}
+
+static bool seen_add(seen_set *s, uint64_t addr, uint32_t tag, uint32_t line)
+{
+    if (2 * (s->n + 1) > s->cap) {
+        seen_set g = { calloc(s->cap ? 2 * s->cap : 1024, sizeof *g.e), s->cap ? 2 * s->cap : 1024, 0 };
+        if (!g.e)
+            return false;
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->e[i].line)
+                g.e[seen_slot(&g, s->e[i].addr, s->e[i].tag)] = s->e[i];
+        g.n = s->n;
+        free(s->e);
+        *s = g;
+    }
+    s->e[seen_slot(s, addr, tag)] = (seen_ent){ addr, tag, line };
+    s->n++;
+    return true;
+}
+
 typedef struct reader {
     const char *name;
     unsigned line;
     char *err;
     size_t errlen;
+    seen_set seen;
 } reader;
 
 static bool fail(reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -171,7 +221,7 @@ static bool opt_align(reader *r, char **tok, int ntok, int at, uint32_t *align)
 bool plan_parse(const char *text, size_t len, const char *name, plan *out,
                 char *err, size_t errlen)
 {
-    reader r = { name ? name : "plan", 0, err, errlen };
+    reader r = { name ? name : "plan", 0, err, errlen, { 0 } };
     plan_init(out);
     out->name = r.name;
     bool have_header = false, ok = true;
@@ -245,11 +295,15 @@ bool plan_parse(const char *text, size_t len, const char *name, plan *out,
             if (ntok < 2)
                 ok = fail(&r, "proc takes an address");
             else if ((ok = parse_addr(&r, tok[1], &a) && opt_align(&r, tok, ntok, 2, &al))) {
-                for (size_t i = 0; ok && i < out->nprocs; i++)
-                    if (out->procs[i].addr == a)
-                        ok = fail(&r, "procedure 0x%llx already listed on line %u",
-                                  (unsigned long long)a, out->procs[i].line);
-                if (ok && !(cur = plan_add_proc(out, a, al)))
+                uint32_t l;
+                if ((l = seen_find(&r.seen, a, SEEN_PROC)))
+                    ok = fail(&r, "procedure 0x%llx already listed on line %u",
+                              (unsigned long long)a, l);
+                else if ((l = seen_find(&r.seen, a, SEEN_PIN)))
+                    ok = fail(&r, "procedure 0x%llx is pinned on line %u and cannot also be placed",
+                              (unsigned long long)a, l);
+                else if (!seen_add(&r.seen, a, SEEN_PROC, r.line) ||
+                         !(cur = plan_add_proc(out, a, al)))
                     ok = fail(&r, "out of memory");
                 if (ok)
                     cur->line = r.line;
@@ -261,11 +315,11 @@ bool plan_parse(const char *text, size_t len, const char *name, plan *out,
             else if (ntok < 2)
                 ok = fail(&r, "block takes an address");
             else if ((ok = parse_addr(&r, tok[1], &a) && opt_align(&r, tok, ntok, 2, &al))) {
-                for (size_t i = 0; ok && i < cur->nblocks; i++)
-                    if (cur->blocks[i].addr == a)
-                        ok = fail(&r, "block 0x%llx already listed on line %u",
-                                  (unsigned long long)a, cur->blocks[i].line);
-                if (ok && !plan_add_block(cur, a, al))
+                uint32_t l, tag = SEEN_BLOCK + (uint32_t)(out->nprocs - 1);
+                if ((l = seen_find(&r.seen, a, tag)))
+                    ok = fail(&r, "block 0x%llx already listed on line %u",
+                              (unsigned long long)a, l);
+                else if (!seen_add(&r.seen, a, tag, r.line) || !plan_add_block(cur, a, al))
                     ok = fail(&r, "out of memory");
                 if (ok)
                     cur->blocks[cur->nblocks - 1].line = r.line;
@@ -283,28 +337,30 @@ bool plan_parse(const char *text, size_t len, const char *name, plan *out,
             }
         } else if (!strcmp(d, "invert") || !strcmp(d, "pin")) {
             bool inv = d[0] == 'i';
-            plan_addr *arr = inv ? out->inverts : out->pins;
-            size_t n = inv ? out->ninverts : out->npins;
+            uint32_t tag = inv ? SEEN_INVERT : SEEN_PIN, l;
             if (ntok != 2)
                 ok = fail(&r, "%s takes one address", d);
             else if ((ok = parse_addr(&r, tok[1], &a))) {
-                for (size_t i = 0; ok && i < n; i++)
-                    if (arr[i].addr == a)
-                        ok = fail(&r, "%s 0x%llx already given on line %u", d,
-                                  (unsigned long long)a, arr[i].line);
-                if (ok && !(inv ? add_addr(&out->inverts, &out->ninverts, a, r.line)
-                                : add_addr(&out->pins, &out->npins, a, r.line)))
+                if ((l = seen_find(&r.seen, a, tag)))
+                    ok = fail(&r, "%s 0x%llx already given on line %u", d,
+                              (unsigned long long)a, l);
+                else if (!inv && (l = seen_find(&r.seen, a, SEEN_PROC)))
+                    ok = fail(&r, "procedure 0x%llx is placed on line %u and cannot also be pinned",
+                              (unsigned long long)a, l);
+                else if (!seen_add(&r.seen, a, tag, r.line) ||
+                         !(inv ? add_addr(&out->inverts, &out->ninverts, a, r.line)
+                               : add_addr(&out->pins, &out->npins, a, r.line)))
                     ok = fail(&r, "out of memory");
             }
         } else if (!strcmp(d, "hint")) {
             if (ntok != 3)
                 ok = fail(&r, "hint takes a jump address and a target address");
             else if ((ok = parse_addr(&r, tok[1], &a) && parse_addr(&r, tok[2], &t))) {
-                for (size_t i = 0; ok && i < out->nhints; i++)
-                    if (out->hints[i].jump == a)
-                        ok = fail(&r, "hint for 0x%llx already given on line %u",
-                                  (unsigned long long)a, out->hints[i].line);
-                if (ok && !plan_add_hint(out, a, t))
+                uint32_t l;
+                if ((l = seen_find(&r.seen, a, SEEN_HINT)))
+                    ok = fail(&r, "hint for 0x%llx already given on line %u",
+                              (unsigned long long)a, l);
+                else if (!seen_add(&r.seen, a, SEEN_HINT, r.line) || !plan_add_hint(out, a, t))
                     ok = fail(&r, "out of memory");
                 if (ok)
                     out->hints[out->nhints - 1].line = r.line;
@@ -317,6 +373,7 @@ bool plan_parse(const char *text, size_t len, const char *name, plan *out,
         r.line = 1;
         ok = fail(&r, "empty plan: a plan starts with 'cpo-layout %d'", PLAN_VERSION);
     }
+    free(r.seen.e);
     if (!ok) {
         plan_free(out);
         out->name = r.name;
