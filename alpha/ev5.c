@@ -190,7 +190,7 @@ uint32_t ev5_latency(const ev5_params *p, const alpha_insn *i)
 
 void ev5_issue_of(const ev5_params *p, const alpha_opdef *d, bool unop, ev5_issue *out)
 {
-    *out = (ev5_issue){ .pipe = EV5_PC_E01, .lat = 1 };
+    *out = (ev5_issue){ .pipe = EV5_PC_E01, .cls = EV5_PC_E01, .lat = p ? 1 : 0 };
     if (!d)
         return;
     switch (d->pipe) {
@@ -201,7 +201,7 @@ void ev5_issue_of(const ev5_params *p, const alpha_opdef *d, bool unop, ev5_issu
     case PIPE_FAM: out->pipe = EV5_PC_FAM; break;
     default: out->pipe = EV5_PC_E01; break;
     }
-    out->lat = p->lat[d->lat];
+    out->lat = p ? p->lat[d->lat] : 0;
     if (unop) {                 /* the slot, no access, no result */
         out->cls = out->pipe;
         return;
@@ -216,11 +216,11 @@ void ev5_issue_of(const ev5_params *p, const alpha_opdef *d, bool unop, ev5_issu
     out->early = d->lat == LAT_CMOV || (d->flow == FLOW_CBRANCH && d->pipe != PIPE_FA);
     out->barrier = (d->flags & OPF_BARRIER) != 0;
     switch (d->lat) {
-    case LAT_IMULL: out->unit = EV5_UNIT_MUL; out->busy = p->imul_busy[0]; break;
-    case LAT_IMULQ: out->unit = EV5_UNIT_MUL; out->busy = p->imul_busy[1]; break;
-    case LAT_UMULH: out->unit = EV5_UNIT_MUL; out->busy = p->imul_busy[2]; break;
-    case LAT_FDIVS: case LAT_FSQRTS: out->unit = EV5_UNIT_DIV; out->busy = p->fdiv_busy_s; break;
-    case LAT_FDIVT: case LAT_FSQRTT: out->unit = EV5_UNIT_DIV; out->busy = p->fdiv_busy_t; break;
+    case LAT_IMULL: out->unit = EV5_UNIT_MUL; out->busy = p ? p->imul_busy[0] : 0; break;
+    case LAT_IMULQ: out->unit = EV5_UNIT_MUL; out->busy = p ? p->imul_busy[1] : 0; break;
+    case LAT_UMULH: out->unit = EV5_UNIT_MUL; out->busy = p ? p->imul_busy[2] : 0; break;
+    case LAT_FDIVS: case LAT_FSQRTS: out->unit = EV5_UNIT_DIV; out->busy = p ? p->fdiv_busy_s : 0; break;
+    case LAT_FDIVT: case LAT_FSQRTT: out->unit = EV5_UNIT_DIV; out->busy = p ? p->fdiv_busy_t : 0; break;
     default: break;
     }
 }

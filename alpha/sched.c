@@ -82,11 +82,9 @@ void alpha_sched_op_of(const alpha_insn *i, alpha_sched_op *out)
     const alpha_opdef *d = i->op;
     if (!d)
         return;
-    if (alpha_is_unop(i)) {
-        out->row = alpha_sched_unop();
-        return;
-    }
-    out->row = i->id;
+    /* UNOP keeps its registers: it waits for its base register like the
+     * load it is spelled as (and writes R31, nothing) */
+    out->row = alpha_is_unop(i) ? alpha_sched_unop() : i->id;
     const uint8_t roles[3] = { d->ra, d->rb, d->rc };
     const unsigned field[3] = { i->ra, i->rb, i->rc };
     for (int f = 0; f < 3; f++) {

@@ -223,7 +223,7 @@ int timing_start(machine *m, char *err, size_t errsz)
             t->fwd[i].m = m;
             t->fwd[i].cpuno = i;
             t->fwd[i].inner = cycles_get_observer(t->core[i]);
-            cycles_observer o = { truth_advance, truth_event, &t->fwd[i] };
+            cycles_observer o = { truth_advance, truth_event, &t->fwd[i], NULL };
             cycles_set_observer(t->core[i], &o);
             cycles_set_trace(t->core[i], true);
         }
