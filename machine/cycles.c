@@ -487,11 +487,8 @@ static inline __attribute__((always_inline)) void step(cycles_core *c, const cyc
     c->st.group_size[c->gsize[c->group] & ~jm]++;
     c->st.cycles = issue;
     c->group = (uint8_t)((g & jm) | (c->gnext[0][o->cls] & ~jm));
-    if (unlikely(!join && issue >= c->wake)) {
-        if (c->trace && next > t + 1 && c->obs.stall)
-            c->obs.stall(c->obs.ctx, cause, next - t - 1, pc);
+    if (unlikely(!join && issue >= c->wake))
         c->obs.advance(c->obs.ctx, t, issue, pc);
-    }
     event(c, CEV_ISSUES, issue, pc);
     c->seq_pc = pc + 4;
 
