@@ -8,7 +8,9 @@
  * the current group (same fetch block, a pipe left, operands ready, no
  * load/store clash) or starts the next one in the first cycle every
  * constraint allows; the cycles in between are stalls, charged to the
- * constraint that held the instruction longest.
+ * constraint that held the instruction longest.  What each instruction
+ * needs and the slotting rules are alpha/'s (ev5_issue_of, ev5_groups),
+ * copied into the core's tables.
  */
 #include <stdlib.h>
 #include <string.h>
