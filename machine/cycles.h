@@ -72,7 +72,11 @@ typedef struct cycles_core cycles_core;
 
 /* What the PMU sees of the model: the head of the issue queue changes
  * (cycle_to is when the instruction at pc issues, cycle_from when the one
- * before it did) and events happen.  Both may be NULL. */
+ * before it did) and events happen.  Both may be NULL.  When advance is
+ * called, the stall cycles of the wait it reports (all but one cycle of
+ * it) are already in cycles_get_stats' stalls: with tracing on
+ * (cycles_set_trace), the growth of stalls[] from one call to the next is
+ * the stall of the instruction at pc, by cause. */
 typedef struct cycles_observer {
     void (*advance)(void *ctx, uint64_t cycle_from, uint64_t cycle_to, uint64_t pc);
     void (*event)(void *ctx, int ev, uint64_t cycle, uint64_t pc);

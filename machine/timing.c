@@ -17,6 +17,7 @@ typedef struct truth_ent {
     uint64_t key;            /* pid << 44 | pc >> 2, 0 = empty */
     uint64_t hoq;
     uint64_t samples[CEV_COUNT];
+    uint64_t stalls[ST_COUNT];  /* of hoq, the stall cycles by cause */
 } truth_ent;
 
 struct timing {
@@ -159,12 +160,21 @@ typedef struct truth_fwd {
     machine *m;
     int cpuno;
     cycles_observer inner;
+    uint64_t stalls[ST_COUNT];  /* the model's stalls at the last advance */
 } truth_fwd;
 
 static void truth_advance(void *ctx, uint64_t from, uint64_t to, uint64_t pc)
 {
     truth_fwd *f = ctx;
     truth_ent *e = truth_slot(f->m->tm, (uint64_t)f->m->tm->pid[f->cpuno] << 44 | pc >> 2);
+    /* the model has counted this wait's stall: what grew since the last
+     * advance is the instruction's, by cause (cycles.h) */
+    const cycles_stats *st = cycles_get_stats(f->m->tm->core[f->cpuno]);
+    for (int k = 0; k < ST_COUNT; k++) {
+        if (e)
+            e->stalls[k] += st->stalls[k] - f->stalls[k];
+        f->stalls[k] = st->stalls[k];
+    }
     if (e)
         e->hoq += to - from;
     if (f->inner.advance)
@@ -351,6 +361,8 @@ int axp_write_truth(axp_machine *m, FILE *f)
     fprintf(f, "# pid pc head_of_queue_cycles");
     for (int i = 0; t->pmu_on && i < t->pc.n; i++)
         fprintf(f, " %s", pmu_event_name(t->pc.ev[i]));
+    for (int s = 0; s < ST_COUNT; s++)
+        fprintf(f, " stall.%s", cycles_stall_names[s]);
     fprintf(f, "\n");
     for (size_t i = 0; i < t->tcap; i++) {
         const truth_ent *e = &t->tt[i];
@@ -360,6 +372,8 @@ int axp_write_truth(axp_machine *m, FILE *f)
                 e->hoq);
         for (int j = 0; t->pmu_on && j < t->pc.n; j++)
             fprintf(f, " %" PRIu64, e->samples[t->pc.ev[j]]);
+        for (int s = 0; s < ST_COUNT; s++)
+            fprintf(f, " %" PRIu64, e->stalls[s]);
         fprintf(f, "\n");
     }
     if (t->oom) {
