@@ -188,6 +188,92 @@ uint32_t ev5_latency(const ev5_params *p, const alpha_insn *i)
     return i->op ? p->lat[i->op->lat] : 0;
 }
 
+void ev5_issue_of(const ev5_params *p, const alpha_opdef *d, bool unop, ev5_issue *out)
+{
+    *out = (ev5_issue){ .pipe = EV5_PC_E01, .cls = EV5_PC_E01, .lat = p ? 1 : 0 };
+    if (!d)
+        return;
+    switch (d->pipe) {
+    case PIPE_E0: out->pipe = EV5_PC_E0; break;
+    case PIPE_E1: out->pipe = EV5_PC_E1; break;
+    case PIPE_FA: out->pipe = EV5_PC_FA; break;
+    case PIPE_FM: out->pipe = EV5_PC_FM; break;
+    case PIPE_FAM: out->pipe = EV5_PC_FAM; break;
+    default: out->pipe = EV5_PC_E01; break;
+    }
+    out->lat = p ? p->lat[d->lat] : 0;
+    if (unop) {                 /* the slot, no access, no result */
+        out->cls = out->pipe;
+        return;
+    }
+    if (d->flags & OPF_STORE)
+        out->mem = EV5_MEM_STORE;
+    else if ((d->flags & (OPF_LOAD | OPF_PREFETCH)) && !(d->flags & OPF_ADDR))
+        out->mem = EV5_MEM_LOAD;
+    out->cls = (uint8_t)(out->pipe + EV5_PC_COUNT * out->mem);
+    out->fast = d->lat == LAT_ICMP || d->lat == LAT_ILOGIC;
+    /* FP branches test a register of their own pipe: no early path */
+    out->early = d->lat == LAT_CMOV || (d->flow == FLOW_CBRANCH && d->pipe != PIPE_FA);
+    out->barrier = (d->flags & OPF_BARRIER) != 0;
+    switch (d->lat) {
+    case LAT_IMULL: out->unit = EV5_UNIT_MUL; out->busy = p ? p->imul_busy[0] : 0; break;
+    case LAT_IMULQ: out->unit = EV5_UNIT_MUL; out->busy = p ? p->imul_busy[1] : 0; break;
+    case LAT_UMULH: out->unit = EV5_UNIT_MUL; out->busy = p ? p->imul_busy[2] : 0; break;
+    case LAT_FDIVS: case LAT_FSQRTS: out->unit = EV5_UNIT_DIV; out->busy = p ? p->fdiv_busy_s : 0; break;
+    case LAT_FDIVT: case LAT_FSQRTT: out->unit = EV5_UNIT_DIV; out->busy = p ? p->fdiv_busy_t : 0; break;
+    default: break;
+    }
+}
+
+void ev5_issue_insn(const ev5_params *p, const alpha_insn *i, ev5_issue *out)
+{
+    ev5_issue_of(p, i->op, alpha_is_unop(i), out);
+}
+
+/* A group as counts of instructions per pipe class, and its memory kinds. */
+typedef struct gstate {
+    uint8_t n[EV5_PC_COUNT], ld, st;
+} gstate;
+
+bool ev5_groups_build(const ev5_params *p, ev5_groups *g)
+{
+    gstate st[EV5_GROUP_STATES];
+    uint32_t ng = 1;
+    memset(&st[0], 0, sizeof st[0]);
+    for (uint32_t i = 0; i < ng; i++) {
+        int size = 0;
+        for (int k = 0; k < EV5_PC_COUNT; k++)
+            size += st[i].n[k];
+        g->size[i] = (uint8_t)size;
+        for (int cls = 0; cls < EV5_GROUP_CLASSES; cls++) {
+            int pipe = cls % EV5_PC_COUNT, mem = cls / EV5_PC_COUNT;
+            gstate x = st[i];
+            x.n[pipe]++;
+            const uint8_t *n = x.n;
+            bool ok = (uint32_t)size < p->issue_width && n[EV5_PC_E0] <= 1 && n[EV5_PC_E1] <= 1 &&
+                      n[EV5_PC_E0] + n[EV5_PC_E1] + n[EV5_PC_E01] <= 2 && n[EV5_PC_FA] <= 1 &&
+                      n[EV5_PC_FM] <= 1 && n[EV5_PC_FA] + n[EV5_PC_FM] + n[EV5_PC_FAM] <= 2 &&
+                      !(mem == EV5_MEM_LOAD && x.st) && !(mem == EV5_MEM_STORE && x.ld);
+            g->next[i][cls] = EV5_NO_ROOM;
+            if (!ok)
+                continue;
+            x.ld |= mem == EV5_MEM_LOAD;
+            x.st |= mem == EV5_MEM_STORE;
+            uint32_t j = 0;
+            while (j < ng && memcmp(&st[j], &x, sizeof x))
+                j++;
+            if (j == ng) {
+                if (ng == EV5_GROUP_STATES)
+                    return false;
+                st[ng++] = x;
+            }
+            g->next[i][cls] = (uint8_t)j;
+        }
+    }
+    g->count = ng;
+    return true;
+}
+
 static bool pow2(uint32_t v) { return v && !(v & (v - 1)); }
 
 static bool cache_ok(const ev5_cache *c, const char *name, bool optional, char *err, size_t errsize)

@@ -82,4 +82,62 @@ unsigned ev5_pipe_mask(alpha_pipe pipe);
 /* Result latency of an instruction, in cycles (0 for no result). */
 uint32_t ev5_latency(const ev5_params *p, const alpha_insn *i);
 
+/* ---- issue rules, as data --------------------------------------------- */
+
+/* Pipe classes (the columns of the group table, with the memory kind). */
+enum { EV5_PC_E0, EV5_PC_E1, EV5_PC_E01, EV5_PC_FA, EV5_PC_FM, EV5_PC_FAM, EV5_PC_COUNT };
+/* A load (prefetches too) may not share an issue group with a store. */
+enum { EV5_MEM_NONE, EV5_MEM_LOAD, EV5_MEM_STORE };
+/* The unpipelined units: an instruction using one waits until it is free. */
+enum { EV5_UNIT_NONE, EV5_UNIT_MUL, EV5_UNIT_DIV };
+
+/* How one instruction issues.  All of it comes from the instruction's
+ * alpha_optable row (pipe, latency class, flags) and the parameters. */
+typedef struct ev5_issue {
+    uint8_t pipe;       /* EV5_PC_* */
+    uint8_t mem;        /* EV5_MEM_*: goes to the D-cache or write buffer */
+    uint8_t cls;        /* pipe + EV5_PC_COUNT * mem: column of ev5_groups.next */
+    uint8_t unit;       /* EV5_UNIT_* it keeps busy for `busy` cycles */
+    bool fast;          /* compare or logical: the result reaches a branch or
+                           CMOV issuing in the same cycle (0 cycles) */
+    bool early;         /* integer branch or CMOV: Ra may be such a result */
+    bool barrier;       /* MB/WMB: issues once the write buffer is empty */
+    uint32_t lat;       /* result latency */
+    uint32_t busy;      /* unit occupancy, cycles */
+} ev5_issue;
+
+/* d: the row (NULL for a word not in the table, which the machine models as
+ * a one-cycle integer operation); unop: the word is UNOP (alpha_is_unop),
+ * which takes the issue slot of the load it is spelled as and nothing else.
+ * p may be NULL when only the classes are wanted: lat and busy are then 0. */
+void ev5_issue_of(const ev5_params *p, const alpha_opdef *d, bool unop, ev5_issue *out);
+void ev5_issue_insn(const ev5_params *p, const alpha_insn *i, ev5_issue *out);
+
+/* The slotting rules as a table.  An issue group is described by how many
+ * of its instructions need E0, E1, either integer pipe, FA, FM or either FP
+ * pipe, and whether it holds a load or a store.  next[g][cls] is the group
+ * with one more instruction of that class, EV5_NO_ROOM when it does not fit:
+ * more than issue_width instructions, no pipe left (the 21164 slots a
+ * whole fetch block at once, so a group fits when some assignment of pipes
+ * exists), or a load joining a store or the reverse.  Row 0 is the empty
+ * group; size[g] counts its instructions.  Whether an instruction may join
+ * at all (same fetch block, operands ready) is the scheduler's business. */
+#define EV5_GROUP_STATES 192
+#define EV5_GROUP_CLASSES (3 * EV5_PC_COUNT)
+#define EV5_NO_ROOM 0xff
+typedef struct ev5_groups {
+    uint8_t next[EV5_GROUP_STATES][EV5_GROUP_CLASSES];
+    uint8_t size[EV5_GROUP_STATES];
+    uint32_t count;     /* rows in use */
+} ev5_groups;
+/* False only if the parameters need more rows than EV5_GROUP_STATES
+ * (never for an issue width ev5_validate accepts). */
+bool ev5_groups_build(const ev5_params *p, ev5_groups *g);
+
+/* Do a and b lie in the same aligned fetch block (a group never spans two)? */
+static inline bool ev5_same_fetch_block(const ev5_params *p, uint64_t a, uint64_t b)
+{
+    return ((a ^ b) & ~(uint64_t)(p->fetch_block - 1)) == 0;
+}
+
 #endif

@@ -106,7 +106,9 @@ enum {
     OPF_FP_CMP    = 1u << 8,
     OPF_PREFETCH  = 1u << 9,  /* FETCH/WH64: Rb used, no Ra */
     OPF_TRAPS     = 1u << 10, /* may raise an arithmetic trap */
-    OPF_NOLIT     = 1u << 11  /* no literal form: a literal word is invalid */
+    OPF_NOLIT     = 1u << 11, /* no literal form: a literal word is invalid */
+    OPF_BARRIER   = 1u << 12, /* MB/WMB: waits until the write buffer is empty */
+    OPF_UNOP      = 1u << 13  /* with Ra = R31 it is UNOP: no access, no result */
 };
 
 /* How the FP function field's trap and rounding bits may be set, and how
@@ -180,6 +182,11 @@ const char *alpha_fp_suffix(const alpha_insn *insn);
 static inline alpha_flow alpha_flow_of(const alpha_insn *i)
 {
     return i->op ? (alpha_flow)i->op->flow : FLOW_NONE;
+}
+/* LDQ_U into R31: the architecture's UNOP, which touches no memory. */
+static inline bool alpha_is_unop(const alpha_insn *i)
+{
+    return i->op && (i->op->flags & OPF_UNOP) && i->ra == 31;
 }
 /* True for BR, BSR and conditional branches (PC-relative, 21-bit). */
 bool alpha_is_pcrel_branch(const alpha_insn *i);

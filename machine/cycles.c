@@ -22,89 +22,47 @@ const char *const cycles_stall_names[ST_COUNT] = {
     [ST_MULTIPLIER] = "multiplier", [ST_DIVIDER] = "divider", [ST_SYSCALL] = "syscall",
 };
 
-static int lat_of(const ev5_params *p, int cls)
+/* What the model makes of a row and its issue rules (K_*). */
+static int kind_of(const alpha_opdef *d, const ev5_issue *is)
 {
-    uint32_t v = p->lat[cls];
-    return v > 255 ? 255 : (int)v;
-}
-
-/* What the model makes of an alpha_optable row (K_*). */
-static int kind_of(const alpha_opdef *d)
-{
-    switch (d->flow) {
+    switch (d ? d->flow : FLOW_NONE) {
     case FLOW_CBRANCH: return K_CBR;
     case FLOW_BRANCH: return K_BR;
     case FLOW_CALL: return d->format == AF_BRA ? K_BSR : K_JSR;
     case FLOW_JUMP: return K_JMP;
     case FLOW_RETURN: return K_RET;
     case FLOW_COROUTINE: return K_COR;
-    case FLOW_PAL: return d->func == 0x83 ? K_CALLSYS : K_PAL;
+    case FLOW_PAL: return d->func == PAL_CALLSYS ? K_CALLSYS : K_PAL;
     default: break;
     }
-    if (d->format == AF_MFC && (!strcmp(d->name, "mb") || !strcmp(d->name, "wmb")))
+    if (is->barrier)
         return K_MB;
-    if (d->flags & OPF_STORE)
-        return K_STORE;
-    if ((d->flags & (OPF_LOAD | OPF_PREFETCH)) && !(d->flags & OPF_ADDR))
-        return K_LOAD;
-    return K_ALU;
+    return is->mem == EV5_MEM_STORE ? K_STORE : is->mem == EV5_MEM_LOAD ? K_LOAD : K_ALU;
 }
 
+/* The model's compact copy of alpha/'s issue rules, one per row, then
+ * unknown words and UNOP (the scheduler's numbering). */
 static bool build_ops(cycles_core *c)
 {
     c->nops = (uint32_t)alpha_optable_len;
     c->ops = calloc(c->nops + 2, sizeof *c->ops);
     if (!c->ops)
         return false;
-    for (uint32_t i = 0; i < c->nops; i++) {
-        const alpha_opdef *d = &alpha_optable[i];
-        cop *o = &c->ops[i];
-        o->lat = (uint8_t)lat_of(&c->p, d->lat);
-        switch (d->pipe) {
-        case PIPE_E0: o->pipe = P_E0; break;
-        case PIPE_E1: o->pipe = P_E1; break;
-        case PIPE_FA: o->pipe = P_FA; break;
-        case PIPE_FM: o->pipe = P_FM; break;
-        case PIPE_FAM: o->pipe = P_FAM; break;
-        default: o->pipe = P_E01; break;
-        }
-        o->flags = d->lat == LAT_ICMP || d->lat == LAT_ILOGIC ? F_FAST : 0;
-        o->kind = (uint8_t)kind_of(d);
-        switch (d->lat) {
-        case LAT_IMULL: o->unit = U_MUL; o->busy = (uint8_t)(c->p.imul_busy[0] > 255 ? 255 : c->p.imul_busy[0]); break;
-        case LAT_IMULQ: o->unit = U_MUL; o->busy = (uint8_t)(c->p.imul_busy[1] > 255 ? 255 : c->p.imul_busy[1]); break;
-        case LAT_UMULH: o->unit = U_MUL; o->busy = (uint8_t)(c->p.imul_busy[2] > 255 ? 255 : c->p.imul_busy[2]); break;
-        case LAT_FDIVS: case LAT_FSQRTS: o->unit = U_DIV; o->busy = (uint8_t)(c->p.fdiv_busy_s > 255 ? 255 : c->p.fdiv_busy_s); break;
-        case LAT_FDIVT: case LAT_FSQRTT: o->unit = U_DIV; o->busy = (uint8_t)(c->p.fdiv_busy_t > 255 ? 255 : c->p.fdiv_busy_t); break;
-        default: break;
-        }
-    }
-    /* An unknown word (it traps; the machine retires it only if a handler
-     * resumes after it) is modelled as a one-cycle ALU operation. */
-    c->ops[c->nops] = (cop){ .kind = K_ALU, .pipe = P_E01, .lat = 1 };
-    /* UNOP takes its issue slot like the load it is spelled as, no more. */
-    int unop = alpha_lookup("ldq_u");
-    c->ops[c->nops + 1] = c->ops[unop >= 0 ? (uint32_t)unop : c->nops];
-    c->ops[c->nops + 1].kind = K_ALU;
     for (uint32_t i = 0; i <= c->nops + 1; i++) {
+        const ev5_issue *is = alpha_sched_issue(c->sched, (uint16_t)i);
         cop *o = &c->ops[i];
-        int k = o->kind;
+        int k = kind_of(i < c->nops ? &alpha_optable[i] : NULL, is);
+        o->kind = (uint8_t)k;
+        o->pipe = is->pipe;
+        o->cls = is->cls;
+        o->lat = (uint8_t)(is->lat > 255 ? 255 : is->lat);      /* (ev5_validate allows no more) */
+        o->unit = is->unit == EV5_UNIT_MUL ? U_MUL : is->unit == EV5_UNIT_DIV ? U_DIV : U_NONE;
+        o->busy = (uint8_t)(is->busy > 255 ? 255 : is->busy);
         o->flags = (uint8_t)((k == K_LOAD ? F_LOAD : 0) | (k == K_STORE ? F_STORE : 0) |
-                             (o->unit ? F_UNIT : 0) | (k == K_MB ? F_MB : 0) | (o->flags & F_FAST) |
+                             (o->unit ? F_UNIT : 0) | (k == K_MB ? F_MB : 0) | (is->fast ? F_FAST : 0) |
                              (k != K_ALU && k != K_LOAD && k != K_STORE && k != K_MB ? F_CTRL : 0));
-        o->cls = (uint8_t)(o->pipe + 6 * (k == K_LOAD ? 1 : k == K_STORE ? 2 : 0));
     }
     return true;
-}
-
-/* A register field of role r: its index, or REG_NONE when not read. */
-static unsigned reg_read(uint8_t role, unsigned field)
-{
-    switch (role) {
-    case RR_IR: case RR_IRW: return field;
-    case RR_FR: case RR_FRW: return 32 | field;
-    default: return REG_NONE;
-    }
 }
 
 void cycles_decode(uint32_t w, unsigned id, cycles_insn *out)
@@ -113,31 +71,25 @@ void cycles_decode(uint32_t w, unsigned id, cycles_insn *out)
                           .rc = REG_NONE, .dst = REG_SINK };
     if (id >= alpha_optable_len)
         return;
-    const alpha_opdef *d = &alpha_optable[id];
-    const uint8_t roles[3] = { d->ra, d->rb, d->rc };
-    const unsigned field[3] = { (w >> 21) & 31, (w >> 16) & 31, w & 31 };
-    out->op = (uint16_t)id;
-    if ((w >> 21 & 31) == 31 && !strcmp(d->name, "ldq_u"))
-        out->op = (uint16_t)(alpha_optable_len + 1);      /* UNOP: no memory access */
-    /* A branch or CMOV tests Ra: it may use a same-cycle compare result. */
-    bool early = d->lat == LAT_CMOV || (d->flow == FLOW_CBRANCH && d->pipe != PIPE_FA);
-    out->ra = (uint16_t)(reg_read(roles[0], field[0]) | (early ? EARLY : 0));
-    /* operate format: bit 12 says Rb's field is a literal */
-    out->rb = (uint8_t)(d->format == AF_OPR && (w & 0x1000) ? REG_NONE : reg_read(roles[1], field[1]));
-    out->rc = (uint8_t)reg_read(roles[2], field[2]);
-    for (int f = 0; f < 3; f++) {
-        uint8_t r = roles[f];
-        if (r == RR_IW || r == RR_IRW || r == RR_FW || r == RR_FRW)
-            out->dst = field[f] == 31 ? REG_SINK
-                                      : (uint8_t)(field[f] | (r == RR_FW || r == RR_FRW ? 32 : 0));
-    }
-    out->back = d->flow == FLOW_CBRANCH && (w & 0x100000);
-    int k = out->op < alpha_optable_len ? kind_of(d) : K_ALU;     /* (UNOP: no access) */
-    out->mem = k == K_LOAD || k == K_STORE;
+    alpha_insn in;
+    alpha_decode(w, &in);
+    if (in.id != id)            /* (the caller decoded the same word: cannot happen) */
+        return;
+    alpha_sched_op so;
+    alpha_sched_op_of(&in, &so);
+    ev5_issue is;                       /* (its classes: no parameters needed) */
+    ev5_issue_of(NULL, in.op, so.row == alpha_sched_unop(), &is);
+    /* Registers keep the scheduler's numbers (ALPHA_SCHED_NOREG is
+     * REG_NONE); a branch or CMOV reads Ra's early copy. */
+    out->op = so.row;
+    out->ra = (uint16_t)(so.src[0] | (is.early ? EARLY : 0));
+    out->rb = so.src[1];
+    out->rc = so.src[2];
+    out->dst = so.dst == ALPHA_SCHED_NOREG ? REG_SINK : so.dst;
+    out->back = in.op->flow == FLOW_CBRANCH && (w & 0x100000);
+    out->mem = is.mem != EV5_MEM_NONE;
     out->hint = (int16_t)((int32_t)((w & 0x3fff) << 18) >> 18);
 }
-
-static bool build_groups(cycles_core *c);
 
 cycles_core *cycles_new(const ev5_params *p)
 {
@@ -157,7 +109,9 @@ cycles_core *cycles_new(const ev5_params *p)
         return NULL;
     }
     memset(c->front, 0, sizeof *c->front);      /* (freeable if what follows fails) */
-    bool ok = build_ops(c) && front_init(c->front, p) &&
+    char err[128];
+    c->sched = alpha_sched_new(p, err, sizeof err);
+    bool ok = c->sched && build_ops(c) && front_init(c->front, p) &&
               ccache_init(&c->dc, p->dcache.size, p->dcache.line, p->dcache.ways, true) &&
               ccache_init(&c->sc, p->scache.size, p->scache.line, p->scache.ways, false) &&
               ccache_init(&c->bc, p->bcache.size, p->bcache.line, p->bcache.ways, false) &&
@@ -167,10 +121,10 @@ cycles_core *cycles_new(const ev5_params *p)
         return NULL;
     }
     memset(c->bp, 0xff, p->bp_entries);
-    if (!build_groups(c)) {
-        cycles_free(c);
-        return NULL;
-    }
+    /* the slotting rules: alpha/'s table, copied next to the rest of the state */
+    const ev5_groups *g = alpha_sched_groups(c->sched);
+    memcpy(c->gnext, g->next, sizeof c->gnext);
+    memcpy(c->gsize, g->size, sizeof c->gsize);
     c->wake = ~0ULL;
     c->schedules = true;
     return c;
@@ -181,6 +135,7 @@ void cycles_free(cycles_core *c)
     if (!c)
         return;
     free(c->ops);
+    alpha_sched_free(c->sched);
     front_free(c->front);
     free(c->front);
     ccache_free(&c->dc);
@@ -279,56 +234,6 @@ static __attribute__((noinline)) void fetch_miss(cycles_core *c, uint64_t pc, ui
     uint32_t slots = c->p.icache.line / 4;
     uint32_t first = (uint32_t)((pc >> 2) & c->bp_mask & ~(slots - 1));
     memset(&c->bp[first], 0xff, first + slots <= c->bp_mask + 1 ? slots : c->bp_mask + 1 - first);
-}
-
-/* The issue-group table.  A group is described by how many of its
- * instructions need E0, E1, either integer pipe, FA, FM or either FP pipe,
- * and whether it holds a load or a store; for each group and instruction
- * class, gnext names the group with that instruction added, or 0xff when
- * it does not fit: more than issue_width instructions, no pipe left (the
- * 21164 slots a whole fetch block at once, so an instruction that fits
- * either pipe leaves the one a later instruction needs: a group fits when
- * the counts allow some assignment), or a load joining a store or the
- * reverse.  Rows are numbered as found, from the empty group (0). */
-typedef struct gstate {
-    uint8_t n[6], ld, st;
-} gstate;
-
-static bool build_groups(cycles_core *c)
-{
-    gstate g[GROUP_STATES];
-    int ng = 1;
-    memset(&g[0], 0, sizeof g[0]);
-    for (int i = 0; i < ng; i++) {
-        int size = 0;
-        for (int k = 0; k < 6; k++)
-            size += g[i].n[k];
-        c->gsize[i] = (uint8_t)size;
-        for (int cls = 0; cls < GROUP_CLASSES; cls++) {
-            int pipe = cls % 6, mem = cls / 6;
-            gstate x = g[i];
-            x.n[pipe]++;
-            const uint8_t *n = x.n;
-            bool ok = (uint32_t)size < c->p.issue_width && n[P_E0] <= 1 && n[P_E1] <= 1 &&
-                      n[P_E0] + n[P_E1] + n[P_E01] <= 2 && n[P_FA] <= 1 && n[P_FM] <= 1 &&
-                      n[P_FA] + n[P_FM] + n[P_FAM] <= 2 && !(mem == 1 && x.st) && !(mem == 2 && x.ld);
-            c->gnext[i][cls] = 0xff;
-            if (!ok)
-                continue;
-            x.ld |= mem == 1;
-            x.st |= mem == 2;
-            int j = 0;
-            while (j < ng && memcmp(&g[j], &x, sizeof x))
-                j++;
-            if (j == ng) {
-                if (ng == GROUP_STATES)
-                    return false;
-                g[ng++] = x;
-            }
-            c->gnext[i][cls] = (uint8_t)j;
-        }
-    }
-    return true;
 }
 
 /* Earliest cycle register r allows, and why: selects, not branches. */
@@ -582,8 +487,11 @@ static inline __attribute__((always_inline)) void step(cycles_core *c, const cyc
     c->st.group_size[c->gsize[c->group] & ~jm]++;
     c->st.cycles = issue;
     c->group = (uint8_t)((g & jm) | (c->gnext[0][o->cls] & ~jm));
-    if (unlikely(!join && issue >= c->wake))
+    if (unlikely(!join && issue >= c->wake)) {
+        if (c->trace && next > t + 1 && c->obs.stall)
+            c->obs.stall(c->obs.ctx, cause, next - t - 1, pc);
         c->obs.advance(c->obs.ctx, t, issue, pc);
+    }
     event(c, CEV_ISSUES, issue, pc);
     c->seq_pc = pc + 4;
 

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "alpha/sched.h"
 #include "machine/cycles.h"
 #include "machine/cycles_mem.h"
 
@@ -16,16 +17,15 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 
-/* Issue-group states (see build_groups): at most 8 ways to fill the
- * integer pipes times 8 for the FP pipes times none/load/store. */
-#define GROUP_STATES 192
-#define GROUP_CLASSES 18        /* pipe class + 6 * (0 none, 1 load, 2 store) */
+/* Issue groups: alpha/'s table (ev5_groups), rows and columns. */
+#define GROUP_STATES EV5_GROUP_STATES
+#define GROUP_CLASSES EV5_GROUP_CLASSES
 #define RAS_RING 1024           /* >= ev5_validate's limit on return_stack */
 
-/* What the model needs of an instruction, from its alpha_optable row. */
+/* What the model needs of an instruction, from alpha/'s issue rules for
+ * its row (ev5_issue) and the row's kind of control flow. */
 enum { K_ALU, K_LOAD, K_STORE, K_CBR, K_BR, K_BSR, K_JMP, K_JSR, K_RET, K_COR, K_CALLSYS, K_PAL, K_MB };
 enum { U_NONE, U_MUL, U_DIV };
-enum { P_E0, P_E1, P_E01, P_FA, P_FM, P_FAM };
 
 /* Register indices: 0-31 integer, 32-63 FP; 64-127 always ready (an
  * unused field or a literal reads there); 128 takes writes to R31/F31.
@@ -55,7 +55,7 @@ enum { FB_ITB = 1, FB_IMISS = 2, FB_DTB = 4 };
 #define FB_NONE 0xffffu         /* "no further finding" as an index */
 
 typedef struct cop {
-    uint8_t kind, unit, pipe;
+    uint8_t kind, unit, pipe;   /* pipe: EV5_PC_* */
     uint8_t lat;
     uint8_t busy;               /* unit occupancy */
     uint8_t cls;                /* column of gnext */
@@ -78,6 +78,7 @@ struct cycles_core {
     ev5_params p;
     cop *ops;
     uint32_t nops;              /* ops[nops] describes unknown words, ops[nops + 1] UNOP */
+    alpha_sched *sched;         /* the issue rules and the static scheduler */
     cycles_front *front;        /* (its own allocation: another thread may drive it) */
 
     uint64_t akey;              /* CKEY(asn, 0) of the current address space: keys are akey | unit */
@@ -107,8 +108,8 @@ struct cycles_core {
     bool trace;                 /* obs.advance on every group */
     bool schedules;             /* use blocks' static schedules (cycles_sched.c) */
 
-    uint8_t gnext[GROUP_STATES][GROUP_CLASSES];  /* the group with one more instruction, 0xff: no room */
-    uint8_t gsize[GROUP_STATES];                 /* instructions in it */
+    uint8_t gnext[GROUP_STATES][GROUP_CLASSES];  /* ev5_groups.next: the group with one more, 0xff: no room */
+    uint8_t gsize[GROUP_STATES];                 /* ev5_groups.size: instructions in it */
 
     cycles_stats st;
 };

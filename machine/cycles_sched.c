@@ -36,7 +36,6 @@
 enum { EV_LOAD = 1, EV_STORE = 2, EV_AFTER = 4 };
 
 #define NEWGROUP 0x80           /* info[k]: k started an issue group (low bits: the stall's cause) */
-#define NONE INT32_MIN          /* no time known inside the block */
 #define SLOTS 128               /* times[] slots a block can read before writing: 64 registers, early and late */
 #define MAX_SPAN 60000          /* offsets are 16-bit */
 
@@ -93,16 +92,48 @@ void cycles_sched_free(cycles_sched **ts, uint32_t n)
             free(ts[i]);
 }
 
-/* Work out the schedule of the n instructions at pc with the rules of
- * cycles.c's step(), times relative to the first instruction's issue,
- * anything from before taken as ready in time; &none if they are not ones
+/* The stall cause the model charges for a scheduler's reason. */
+static int cause_of(uint8_t reason)
+{
+    return reason == ASR_MULTIPLIER ? ST_MULTIPLIER : reason == ASR_DIVIDER ? ST_DIVIDER : ST_DEPENDENCY;
+}
+
+/* The n instructions at pc as alpha/'s scheduler sees them: the same rows
+ * and registers (the model's early copies and R31 read as ready). */
+static void to_ops(const cycles_insn *ins, uint32_t n, alpha_sched_op *ops)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        const cycles_insn *in = &ins[k];
+        const unsigned src[3] = { in->ra & (EARLY - 1), in->rb, in->rc };
+        ops[k].row = in->op;
+        for (int f = 0; f < 3; f++)
+            ops[k].src[f] = (uint8_t)(src[f] >= 64 || (src[f] & 31) == 31 ? ALPHA_SCHED_NOREG : src[f]);
+        ops[k].dst = (uint8_t)(in->dst < 64 ? in->dst : ALPHA_SCHED_NOREG);
+    }
+}
+
+/* Work out the schedule of the n instructions at pc with alpha/'s
+ * scheduler (the model's own rules: anything from before taken as ready
+ * in time, times relative to the first instruction's issue), and what
+ * must be checked at run time for it to hold; &none if they are not ones
  * to schedule (a barrier or a control transfer before the end, too long). */
 static cycles_sched *build(const cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t n)
 {
     if (n < 2 || n > 256)
         return &none;
+    for (uint32_t k = 0; k < n; k++) {
+        const unsigned fl = c->ops[ins[k].op].flags;
+        if ((fl & F_MB) || ((fl & F_CTRL) && (k == 0 || k + 1 < n)))
+            return &none;
+    }
+    alpha_sched_op ops[256];
+    alpha_sched_slot sl[256];
+    to_ops(ins, n, ops);
+    alpha_sched_ops(c->sched, ops, n, pc, sl);
+    if (sl[n - 1].issue > MAX_SPAN)
+        return &none;
+
     cycles_sched h = { 0 }, *s = &h;      /* the header, copied out at the end */
-    int32_t rt[EARLY + REG_SINK + 1];       /* ready times of values made in the block */
     int16_t lastw[64];                      /* last instruction writing each register */
     int16_t slot[SLOTS];                    /* chk entry of each times[] slot read before written */
     schk chk[SLOTS];
@@ -112,98 +143,51 @@ static cycles_sched *build(const cycles_core *c, const cycles_insn *ins, uint64_
     uint32_t stall[ST_COUNT] = { 0 };
     uint16_t groups[5] = { 0 };
     uint32_t nchk = 0, nev = 0;
-    for (size_t i = 0; i < sizeof rt / sizeof rt[0]; i++)
-        rt[i] = NONE;
     memset(lastw, -1, sizeof lastw);
     memset(slot, -1, sizeof slot);
 
     const cop *o = &c->ops[ins[0].op];
-    if (o->flags & (F_CTRL | F_MB))
-        return &none;
     s->d0 = (o->flags & F_LOAD) ? ins[0].dst : REG_SINK;
     s->lat0 = o->lat;
-    rt[ins[0].dst] = o->lat;
-    rt[EARLY + ins[0].dst] = o->flags & F_FAST ? 0 : o->lat;
-    int32_t mul_rel = o->unit == U_MUL ? o->busy : NONE;
-    int32_t div_rel = o->unit == U_DIV ? o->busy : NONE;
-    uint8_t group = c->gnext[0][o->cls];
-    int32_t t = 0;
     off[0] = 0;
-    grp[0] = group;
+    grp[0] = sl[0].group;
     info[0] = NEWGROUP;
 
     for (uint32_t k = 1; k < n; k++) {
         const cycles_insn *in = &ins[k];
+        const alpha_sched_slot *x = &sl[k];
         o = &c->ops[in->op];
         const unsigned fl = o->flags;
-        if ((fl & F_MB) || ((fl & F_CTRL) && k + 1 < n))
-            return &none;
-        uint64_t a = pc + 4 * k;
-        bool newfb = !(a & c->fb_mask);
-
-        /* What holds it, in step()'s order: a later constraint is the
-         * cause only if strictly later. */
-        int32_t earliest = NONE;
-        int cause = ST_DEPENDENCY;
-        const unsigned rd[3] = { in->ra, in->rb, in->rc };
-        unsigned live[3], nlive = 0;
-        for (int f = 0; f < 3; f++) {
-            unsigned r = rd[f], base = r & (EARLY - 1);
-            if (base >= REG_NONE || (base & 31) == 31)
-                continue;                   /* always ready */
-            if (rt[r] == NONE) {
-                live[nlive++] = r;
-            } else if (rt[r] > earliest) {
-                earliest = rt[r];
-                cause = ST_DEPENDENCY;
-            }
-        }
-        bool unit_live = false;
-        if (o->unit == U_MUL || o->unit == U_DIV) {
-            int32_t u = o->unit == U_MUL ? mul_rel : div_rel;
-            if (u == NONE)
-                unit_live = true;
-            else if (u > earliest) {
-                earliest = u;
-                cause = o->unit == U_MUL ? ST_MULTIPLIER : ST_DIVIDER;
-            }
-        }
-
-        uint8_t g = c->gnext[group][o->cls];
-        bool join = !newfb && group != 0 && earliest <= t && g != 0xff;
-        int32_t issue;
-        if (join) {
-            issue = t;
-            group = g;
-            info[k] = 0;
+        const uint32_t issue = x->issue, t = sl[k - 1].issue;
+        if (x->m) {
+            stall[cause_of(x->reason)] += x->stall;
+            groups[c->gsize[sl[k - 1].group]]++;
+            info[k] = (uint8_t)(NEWGROUP | cause_of(x->reason));
         } else {
-            issue = earliest > t + 1 ? earliest : t + 1;
-            stall[cause] += (uint32_t)(issue - t - 1);
-            groups[c->gsize[group]]++;
-            info[k] = (uint8_t)(NEWGROUP | cause);
-            group = c->gnext[0][o->cls];
+            info[k] = 0;
         }
-        if (issue > MAX_SPAN)
-            return &none;
 
         /* A value from outside may arrive as late as the instruction
          * issues; if it stalls, one cycle less, or it could become the
          * stall's cause (a register read first wins a tie). */
-        int32_t bound = !join && issue > t + 1 ? issue - 1 : issue;
-        for (unsigned i = 0; i < nlive; i++) {
-            unsigned r = live[i], sl = r < EARLY ? r : 64 + (r - EARLY);
-            if (slot[sl] < 0) {
-                slot[sl] = (int16_t)nchk;
+        const uint32_t bound = x->stall ? issue - 1 : issue;
+        const unsigned rd[3] = { in->ra, in->rb, in->rc };
+        for (int f = 0; f < 3; f++) {
+            if (!(x->livein & (1u << f)))
+                continue;
+            unsigned r = rd[f], si = r < EARLY ? r : 64 + (r - EARLY);
+            if (slot[si] < 0) {
+                slot[si] = (int16_t)nchk;
                 chk[nchk++] = (schk){ .idx = (uint16_t)r, .bound = (uint16_t)bound, .k = (uint16_t)k };
-            } else if (chk[slot[sl]].bound > bound) {
-                chk[slot[sl]].bound = (uint16_t)bound;
+            } else if (chk[slot[si]].bound > bound) {
+                chk[slot[si]].bound = (uint16_t)bound;
             }
         }
         /* (a busy unit is tested after the registers: a tie changes nothing) */
-        if (unit_live && o->unit == U_MUL) {
+        if (x->unit_livein && o->unit == U_MUL) {
             s->mul_k = (uint16_t)k;
             s->mul_bound = (uint16_t)issue;
-        } else if (unit_live) {
+        } else if (x->unit_livein) {
             s->div_k = (uint16_t)k;
             s->div_bound = (uint16_t)issue;
         }
@@ -218,19 +202,10 @@ static cycles_sched *build(const cycles_core *c, const cycles_insn *ins, uint64_
         if (what)
             ev[nev++] = (sev){ .k = (uint8_t)k, .what = (uint8_t)what, .lat = o->lat,
                                .off = (uint16_t)issue, .prev = (uint16_t)t };
-
-        int32_t r = issue + o->lat;
-        rt[in->dst] = r;
-        rt[EARLY + in->dst] = fl & F_FAST ? issue : r;
         if (in->dst < 64)
             lastw[in->dst] = (int16_t)k;
-        if (o->unit == U_MUL)
-            mul_rel = issue + o->busy;
-        else if (o->unit == U_DIV)
-            div_rel = issue + o->busy;
         off[k] = (uint16_t)issue;
-        grp[k] = group;
-        t = issue;
+        grp[k] = x->group;
     }
 
     /* Lay it out after the header, in the order run() reads it. */
@@ -252,7 +227,10 @@ static cycles_sched *build(const cycles_core *c, const cycles_insn *ins, uint64_
     p += nev * sizeof *ev;
     for (unsigned reg = 0; reg < 64; reg++)
         if (lastw[reg] > 0) {
-            sout x = { .reg = (uint16_t)reg, .rel = (uint16_t)rt[reg], .early = (uint16_t)rt[EARLY + reg] };
+            const cop *w = &c->ops[ins[lastw[reg]].op];
+            uint32_t is = off[lastw[reg]];
+            sout x = { .reg = (uint16_t)reg, .rel = (uint16_t)(is + w->lat),
+                       .early = (uint16_t)(w->flags & F_FAST ? is : is + w->lat) };
             memcpy(p, &x, sizeof x);
             p += sizeof x;
         }
@@ -273,9 +251,9 @@ static cycles_sched *build(const cycles_core *c, const cycles_insn *ins, uint64_
     memcpy(p, grp, n);
     memcpy(p + n, info, n);
 
-    s->group = group;
+    s->group = sl[n - 1].group;
     s->ctrl = (c->ops[ins[n - 1].op].flags & F_CTRL) != 0;
-    s->span = (uint16_t)t;
+    s->span = off[n - 1];
     s->nchk = (uint16_t)nchk;
     s->nev = (uint16_t)nev;
     s->nout = (uint16_t)nout;

@@ -17,6 +17,7 @@ typedef struct truth_ent {
     uint64_t key;            /* pid << 44 | pc >> 2, 0 = empty */
     uint64_t hoq;
     uint64_t samples[CEV_COUNT];
+    uint64_t stalls[ST_COUNT];  /* of hoq, the stall cycles by cause */
 } truth_ent;
 
 struct timing {
@@ -178,6 +179,16 @@ static void truth_event(void *ctx, int ev, uint64_t cycle, uint64_t pc)
         f->inner.event(f->inner.ctx, ev, cycle, pc);
 }
 
+static void truth_stall(void *ctx, int cause, uint64_t cycles, uint64_t pc)
+{
+    truth_fwd *f = ctx;
+    truth_ent *e = truth_slot(f->m->tm, (uint64_t)f->m->tm->pid[f->cpuno] << 44 | pc >> 2);
+    if (e)
+        e->stalls[cause] += cycles;
+    if (f->inner.stall)
+        f->inner.stall(f->inner.ctx, cause, cycles, pc);
+}
+
 /* ---- the retire hook and the sample sink ------------------------------- */
 
 static void sample_sink(void *ctx, int cpuno, uint64_t pc, int ev)
@@ -223,7 +234,7 @@ int timing_start(machine *m, char *err, size_t errsz)
             t->fwd[i].m = m;
             t->fwd[i].cpuno = i;
             t->fwd[i].inner = cycles_get_observer(t->core[i]);
-            cycles_observer o = { truth_advance, truth_event, &t->fwd[i] };
+            cycles_observer o = { truth_advance, truth_event, &t->fwd[i], truth_stall };
             cycles_set_observer(t->core[i], &o);
             cycles_set_trace(t->core[i], true);
         }
@@ -351,6 +362,8 @@ int axp_write_truth(axp_machine *m, FILE *f)
     fprintf(f, "# pid pc head_of_queue_cycles");
     for (int i = 0; t->pmu_on && i < t->pc.n; i++)
         fprintf(f, " %s", pmu_event_name(t->pc.ev[i]));
+    for (int s = 0; s < ST_COUNT; s++)
+        fprintf(f, " stall.%s", cycles_stall_names[s]);
     fprintf(f, "\n");
     for (size_t i = 0; i < t->tcap; i++) {
         const truth_ent *e = &t->tt[i];
@@ -360,6 +373,8 @@ int axp_write_truth(axp_machine *m, FILE *f)
                 e->hoq);
         for (int j = 0; t->pmu_on && j < t->pc.n; j++)
             fprintf(f, " %" PRIu64, e->samples[t->pc.ev[j]]);
+        for (int s = 0; s < ST_COUNT; s++)
+            fprintf(f, " %" PRIu64, e->stalls[s]);
         fprintf(f, "\n");
     }
     if (t->oom) {

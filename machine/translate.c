@@ -151,7 +151,7 @@ static void predecode(const alpha_insn *in, dinsn *d, uint8_t *exit)
         (op->format == AF_OPR || op->format == AF_MEM || op->format == AF_FPOPR) &&
         !(op->flags & (OPF_STORE | OPF_TRAPS | OPF_LOCKED)) &&
         !((op->flags & OPF_LOAD) == 0 && op->format == AF_MEM && !(op->flags & OPF_ADDR)))
-        d->h = (op->flags & OPF_LOAD) && !(op->flags & OPF_ADDR) && strcmp(op->name, "ldq_u") ? H_PREF : H_NOP;
+        d->h = (op->flags & OPF_LOAD) && !(op->flags & (OPF_ADDR | OPF_UNOP)) ? H_PREF : H_NOP;
     switch (op->flow) {
     case FLOW_CBRANCH: *exit = BX_COND; break;
     case FLOW_BRANCH: *exit = BX_BR; break;

@@ -80,8 +80,8 @@ run() {   # name policy flush-every-ms cpus:table:buffer pmu-events
   ids=$(json '" ".join("%s=%d" % kv for kv in d["driver"]["event_ids"].items())' "$d/stats.json")
   awk -v ids="$ids" '
     BEGIN { n = split(ids, a, " "); for (i = 1; i <= n; i++) { split(a[i], kv, "="); id[kv[1]] = kv[2] } }
-    /^#/ { for (i = 5; i <= NF; i++) col[i - 1] = id[$i]; next }   # "# pid pc hoq EVENT..."
-    { for (i = 4; i <= NF; i++) if ($i > 0) print $1, $2, col[i], $i }' "$d/truth" | sort > "$d/want"
+    /^#/ { for (i = 5; i <= NF; i++) if ($i in id) col[i - 1] = id[$i]; next }   # "# pid pc hoq EVENT... stall.CAUSE..."
+    { for (i = 4; i <= NF; i++) if ((i in col) && $i > 0) print $1, $2, col[i], $i }' "$d/truth" | sort > "$d/want"
   grep -v '^#' "$d/consumed" | sort > "$d/got"
   check "$name: per (pid, pc, event) the consumer got exactly the machine's samples ($(wc -l < "$d/want") keys)" \
     cmp -s "$d/want" "$d/got"

@@ -6,6 +6,8 @@
 #   - per-instruction samples follow the model's own head-of-queue cycles
 #     (--truth): correlation >= 0.95 over instructions with >= 100 samples,
 #     at a period of 2000 so that enough instructions get that many;
+#   - the truth's stall cycles per instruction add up, cause by cause, to
+#     --stats' stalls, and its head-of-queue cycles to the clock;
 #   - the same run twice gives the same cycles and the same samples.
 set -u
 cd "$(dirname "$0")/../.."
@@ -63,6 +65,28 @@ else:
     corr = cov / math.sqrt(sum((x - mx) ** 2 for x in xs) * sum((y - my) ** 2 for y in ys))
     check(corr >= 0.95, "correlation of samples with head-of-queue cycles over %d instructions: %.4f"
           % (n, corr))
+
+# the stall cycles by cause per instruction add up to --stats' stalls, the
+# head-of-queue cycles to the clock, and no instruction stalls longer than
+# it waited at the head of the queue
+db = json.load(open(f"{tmp}/b.json"))
+hdr = open(f"{tmp}/b.truth").readline().split()[1:]
+cols = [(i, h[len("stall."):]) for i, h in enumerate(hdr) if h.startswith("stall.")]
+sums, hoq, over = {}, 0, 0
+for l in open(f"{tmp}/b.truth"):
+    if l[0] == '#':
+        continue
+    f = l.split()
+    hoq += int(f[2])
+    st = 0
+    for i, name in cols:
+        sums[name] = sums.get(name, 0) + int(f[i])
+        st += int(f[i])
+    over += st > int(f[2])
+check(len(cols) == len(db["stalls"]) and sums == db["stalls"],
+      "per-instruction stalls add up to --stats' (%d cycles over %d causes)" % (sum(sums.values()), len(cols)))
+check(hoq == db["cycles"], "head-of-queue cycles add up to the clock (%d, %d)" % (hoq, db["cycles"]))
+check(over == 0, "no instruction stalls longer than it waits (%d do)" % over)
 
 c = truth(f"{tmp}/c.truth")
 db, dc = json.load(open(f"{tmp}/b.json")), json.load(open(f"{tmp}/c.json"))

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "alpha/ev5.h"
+#include "alpha/sched.h"
 #include "machine/cycles.h"
 #include "machine/pmu.h"
 #include "test_machine_harness.h"
@@ -231,4 +232,122 @@ Test(sched, same_with_other_parameters)
     const char *const ways[] = { "dcache.ways=2", "icache.ways=2", "dtb_entries=8", "bcache.size=0", NULL };
     run(narrow, NULL, false, 40000, 5);
     run(ways, "cycles:1500,dtbmiss:64", false, 40000, 6);
+}
+
+/* alpha/'s static scheduler against the model itself: a random block
+ * (no control transfer, no barrier) run after a stretch of no-ops long
+ * enough for every value, the multiplier and the divider to be ready, its
+ * loads hitting and its stores merging in the write buffer, is what the
+ * scheduler assumes; then the cycles each instruction after the first
+ * spends at the head of the issue queue must be the scheduler's M_i, and
+ * its stall cycles and their cause the scheduler's. */
+typedef struct hoq {
+    uint64_t pc0;
+    uint32_t n;
+    uint32_t m[MAXN], stall[MAXN];
+    int cause[MAXN];
+} hoq;
+
+static void hoq_advance(void *ctx, uint64_t from, uint64_t to, uint64_t pc)
+{
+    hoq *h = ctx;
+    if (pc >= h->pc0 && pc < h->pc0 + 4ULL * h->n)
+        h->m[(pc - h->pc0) / 4] += (uint32_t)(to - from);
+}
+
+static void hoq_stall(void *ctx, int cause, uint64_t cycles, uint64_t pc)
+{
+    hoq *h = ctx;
+    if (pc >= h->pc0 && pc < h->pc0 + 4ULL * h->n) {
+        h->stall[(pc - h->pc0) / 4] += (uint32_t)cycles;
+        h->cause[(pc - h->pc0) / 4] = cause;
+    }
+}
+
+/* Few registers, so that most instructions wait on one another, and the
+ * operations whose rules differ: compares and CMOV, busy units, FP. */
+static uint32_t dense_word(void)
+{
+    static const char *const alu[] = { "cmpeq", "cmplt", "and", "bis", "xor", "addq", "sll", "s4addq",
+                                       "extbl", "cmoveq", "cmovne", "mulq", "mull", "umulh" };
+    static const char *const fp[] = { "addt", "mult", "divt", "divs", "cpys" };
+    unsigned r = rnd(100), a = 1 + rnd(4), b = 1 + rnd(4), c = 1 + rnd(4);
+    if (r < 55)
+        return OPR(alu[rnd(sizeof alu / sizeof alu[0])], a, b, c);
+    if (r < 70)
+        return FOP(fp[rnd(sizeof fp / sizeof fp[0])], a, b, c, 0);
+    if (r < 85)
+        return MEM(rnd(3) ? "ldq" : "ldt", a, 8 * (int)rnd(4), 30);
+    if (r < 95)
+        return MEM(rnd(2) ? "stq" : "stt", a, 8 * (int)rnd(4), 30);
+    return MEM("ldq_u", 31, 0, b);      /* UNOP */
+}
+
+Test(sched, alpha_scheduler_is_the_model_without_dynamic_stalls)
+{
+    char err[256];
+    ev5_params p;
+    ev5_defaults(&p);
+    alpha_sched *as = alpha_sched_new(&p, err, sizeof err);
+    cr_assert(as, "%s", err);
+    const uint32_t nop = OPR("bis", 31, 31, 31);
+    int nop_id = alpha_lookup("bis");
+    rng = 0x5eed;
+    int checked = 0, stalls = 0;
+    int reasons[ASR_COUNT] = { 0 };
+    for (int trial = 0; trial < 400; trial++) {
+        uint32_t n = 2 + rnd(MAXN - 1), w[MAXN];
+        uint64_t pc0 = CODE + 0x400 + 4 * rnd(4);
+        for (uint32_t k = 0; k < n; k++)
+            w[k] = dense_word();
+        if (rnd(2))             /* a branch may end it */
+            w[n - 1] = BRA(rnd(2) ? "bne" : "blbs", 1 + rnd(4), 4);
+        cycles_core *c = cycles_new(&p);
+        cr_assert(c);
+        hoq h = { .pc0 = pc0, .n = n };
+        cycles_set_asn(c, 1);
+        for (int round = 0; round < 4; round++) {
+            if (round == 3) {
+                cycles_observer o = { hoq_advance, NULL, &h, hoq_stall };
+                cycles_set_observer(c, &o);
+                cycles_set_trace(c, true);
+            }
+            for (int k = 0; k < 64; k++)
+                cycles_step(c, CODE + 4 * k, nop, (unsigned)nop_id, 0, CODE + 4 * k + 4);
+            for (uint32_t k = 0; k < n; k++) {
+                alpha_insn in;
+                ev5_issue is;
+                alpha_decode(w[k], &in);
+                ev5_issue_insn(&p, &in, &is);
+                /* loads from one line each, stores all to one line */
+                uint64_t ea = is.mem == EV5_MEM_STORE ? DATA : DATA + 0x1000 + 32 * k;
+                cycles_step(c, pc0 + 4 * k, w[k], in.id, ea, pc0 + 4 * k + 4);
+            }
+        }
+        alpha_sched_slot sl[MAXN];
+        alpha_sched_words(as, w, n, pc0, sl);
+        for (uint32_t k = 1; k < n; k++) {
+            cr_assert_eq(h.m[k], sl[k].m, "trial %d, insn %u of %u: model %u cycles, scheduler %u", trial, k, n,
+                         h.m[k], sl[k].m);
+            cr_assert_eq(h.stall[k], sl[k].stall, "trial %d, insn %u: stall", trial, k);
+            if (sl[k].stall) {
+                int want = sl[k].reason == ASR_MULTIPLIER ? ST_MULTIPLIER
+                           : sl[k].reason == ASR_DIVIDER  ? ST_DIVIDER
+                                                          : ST_DEPENDENCY;
+                cr_assert_eq(h.cause[k], want, "trial %d, insn %u: cause %s, scheduler %s", trial, k,
+                             cycles_stall_names[h.cause[k]], alpha_sched_reason_names[sl[k].reason]);
+                stalls++;
+            }
+            reasons[sl[k].reason]++;
+            checked++;
+        }
+        cycles_free(c);
+    }
+    /* every reason came up, stalls of each kind many times */
+    for (int r = ASR_DUAL; r < ASR_COUNT; r++)
+        if (r != ASR_FIRST)
+            cr_expect_gt(reasons[r], 20, "reason %s only %d times", alpha_sched_reason_names[r], reasons[r]);
+    cr_expect_gt(stalls, 1000, "only %d stalls checked", stalls);
+    cr_log_info("%d instructions, %d static stalls checked", checked, stalls);
+    alpha_sched_free(as);
 }
