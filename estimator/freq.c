@@ -20,7 +20,9 @@ est_freq *est_freq_new(const cfg_program *cfg)
         q->block_conf = calloc(p->nblocks + 1, 1);
         q->edge = calloc(p->nedges + 1, sizeof *q->edge);
         q->edge_conf = calloc(p->nedges + 1, 1);
-        if (!q->block || !q->block_conf || !q->edge || !q->edge_conf) {
+        q->block_from = calloc(p->nblocks + 1, 1);
+        q->edge_from = calloc(p->nedges + 1, 1);
+        if (!q->block || !q->block_conf || !q->edge || !q->edge_conf || !q->block_from || !q->edge_from) {
             est_freq_free(f);
             return NULL;
         }
@@ -37,6 +39,8 @@ void est_freq_free(est_freq *f)
         free(f->procs[i].block_conf);
         free(f->procs[i].edge);
         free(f->procs[i].edge_conf);
+        free(f->procs[i].block_from);
+        free(f->procs[i].edge_from);
     }
     free(f->procs);
     free(f);

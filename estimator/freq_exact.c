@@ -209,10 +209,12 @@ static void fill_proc(const counts *c, const profdb_exact *ex, const cfg_proc *f
     for (size_t b = 0; b < f->nblocks; b++) {
         q->block[b] = count_at(c, f->blocks[b].start);
         q->block_conf[b] = EST_CONF_EXACT;
+        q->block_from[b] = EST_FROM_COUNTS;
     }
     for (size_t i = 0; i < f->nedges; i++) {
         const cfg_edge *e = &f->edges[i];
         q->edge_conf[i] = EST_CONF_EXACT;
+        q->edge_from[i] = EST_FROM_COUNTS;
         if (e->from != CFG_ENTRY)
             q->edge[i] = edge_count(c, ex, f, e);
     }
