@@ -21,6 +21,7 @@
 #define FEW_SAMPLES   24     /* a class with fewer: F = sum S / sum M */
 #define CLUSTER_SPAN  1.5    /* a cluster's largest ratio over its smallest */
 #define MIN_SHARE     0.2    /* a cluster needs this share of the class's M */
+#define NOISE_SIGMAS  2.0    /* within sampling noise: this many deviations */
 
 typedef struct point {
     double s, m;             /* samples and M over the point's run */
@@ -71,8 +72,37 @@ static double samples_at(const est_sample_col *col, uint64_t a)
  * point that waited on an earlier instruction j of the block takes the
  * ratio over j+1..i: a dynamic stall between them shortens i's own wait
  * but not the whole run's (§6.1.3). */
+/* Schedules the n words at pc after ctx instructions of the code before
+ * them (the block's only predecessor, falling through into it), so that
+ * the first instructions' M_i count the issue groups they really join. */
+static bool schedule(const cfg_program *prog, const alpha_sched *sch, const uint32_t *words, uint32_t n,
+                     uint64_t pc, uint32_t ctx, alpha_sched_slot *out)
+{
+    if (!ctx)
+        return alpha_sched_words(sch, words, n, pc, out) > 0;
+    uint32_t *w = malloc((ctx + n) * sizeof *w);
+    alpha_sched_slot *sl = malloc((ctx + n) * sizeof *sl);
+    bool ok = w && sl;
+    for (uint32_t i = 0; ok && i < ctx; i++)
+        if (!cfg_word(prog, pc - 4 * (ctx - i), &w[i]))
+            w[i] = 0;
+    if (ok) {
+        memcpy(w + ctx, words, n * sizeof *w);
+        ok = alpha_sched_words(sch, w, ctx + n, pc - 4 * ctx, sl) > 0;
+    }
+    if (ok) {
+        memcpy(out, sl + ctx, n * sizeof *out);
+        /* Culprits are indices into the block: one before it is none. */
+        for (uint32_t i = 0; i < n; i++)
+            out[i].culprit = out[i].culprit >= (int32_t)ctx ? out[i].culprit - (int32_t)ctx : -1;
+    }
+    free(w);
+    free(sl);
+    return ok;
+}
+
 static bool block_points(const cfg_program *prog, const alpha_sched *sch, const est_sample_col *col,
-                         const cfg_block *b, cls *c, est_block_sched *bs)
+                         const cfg_block *b, uint32_t ctx, cls *c, est_block_sched *bs)
 {
     uint32_t n = (uint32_t)((b->end - b->start) / 4);
     bs->n = n;
@@ -88,7 +118,7 @@ static bool block_points(const cfg_program *prog, const alpha_sched *sch, const 
             words[i] = 0;
         bs->samples[i] = samples_at(col, b->start + 4 * i);
     }
-    bool ok = !n || alpha_sched_words(sch, words, n, b->start, bs->slots);
+    bool ok = !n || schedule(prog, sch, words, n, b->start, ctx, bs->slots);
     free(words);
     if (!ok)
         return false;
@@ -112,6 +142,37 @@ static bool block_points(const cfg_program *prog, const alpha_sched *sch, const 
     return true;
 }
 
+/* From a first estimate f, the issue points whose samples are what f
+ * predicts within sampling noise (Poisson: two standard deviations) are
+ * the ones no dynamic stall held up; their ratio is the better estimate.
+ * Points far below the prediction are left out too: their M_i is wrong
+ * (the instruction issued with one the schedule did not see).
+ * Repeated to a fixed point.  Choosing the smallest ratios alone would
+ * pick the points that noise pushed down, and so underestimate. */
+static double refine(const cls *c, double f, size_t *nclean)
+{
+    for (int iter = 0; iter < 30; iter++) {
+        double s = 0, m = 0;
+        size_t n = 0;
+        for (size_t i = 0; i < c->n; i++) {
+            double expect = f * c->pts[i].m;
+            if (fabs(c->pts[i].s - expect) <= NOISE_SIGMAS * sqrt(expect) + 1) {
+                s += c->pts[i].s;
+                m += c->pts[i].m;
+                n++;
+            }
+        }
+        if (!n || m <= 0)
+            break;
+        *nclean = n;
+        double nf = s / m;
+        if (fabs(nf - f) <= 1e-9 * (f > 0 ? f : 1))
+            return nf;
+        f = nf;
+    }
+    return f;
+}
+
 /* F for one class, in samples per cycle at the head (multiply by the
  * period for executions), and its confidence; false when the class has
  * no issue point to go by. */
@@ -126,6 +187,7 @@ static bool class_estimate(cls *c, double *f, uint8_t *conf)
     }
     qsort(c->pts, c->n, sizeof *c->pts, by_ratio);
     double mtot = 0;
+    size_t np = 0;
     for (size_t i = 0; i < c->n; i++)
         mtot += c->pts[i].m;
     /* The first cluster of small ratios that holds enough of the class's
@@ -140,8 +202,7 @@ static bool class_estimate(cls *c, double *f, uint8_t *conf)
         /* A cluster of zero ratios only counts when it is most of the class. */
         if (m < MIN_SHARE * mtot || (lo == 0 && m < 0.5 * mtot))
             continue;
-        *f = s / m;
-        size_t np = k - a;
+        *f = refine(c, s / m, &np);
         *conf = np >= 3 && s >= 100 ? EST_CONF_HIGH : np >= 2 && s >= 20 ? EST_CONF_MEDIUM : EST_CONF_LOW;
         return true;
     }
@@ -160,6 +221,20 @@ static void est_sched_free(est_proc_sched *ps)
     }
     free(ps->blocks);
     ps->blocks = NULL;
+}
+
+/* Instructions of the block before b to schedule with it: when b's only
+ * way in is falling through from it, up to 16 of them. */
+static uint32_t fall_context(const cfg_proc *f, size_t b)
+{
+    const cfg_block *bl = &f->blocks[b];
+    if (bl->nin != 1 || !b)
+        return 0;
+    const cfg_edge *e = &f->edges[f->in_edges[bl->first_in]];
+    if (e->kind != CFG_EDGE_FALL || e->from != b - 1 || f->blocks[b - 1].end != bl->start)
+        return 0;
+    uint64_t len = (bl->start - f->blocks[b - 1].start) / 4;
+    return len > 16 ? 16 : (uint32_t)len;
 }
 
 /* One procedure: class estimates, local propagation, then the flow. */
@@ -181,7 +256,7 @@ static bool estimate_proc(const cfg_program *prog, const alpha_sched *sch, const
         uint32_t k = f->blocks[b].eqclass;
         cls tmp = { 0 };
         cls *c = missing || k >= ncls ? &tmp : &cl[k];
-        if (!block_points(prog, sch, col, &f->blocks[b], c, &ps->blocks[b])) {
+        if (!block_points(prog, sch, col, &f->blocks[b], fall_context(f, b), c, &ps->blocks[b])) {
             free(tmp.pts);
             goto out;
         }

@@ -11,7 +11,7 @@
 #include "estimator/freq.h"
 #include "tools/cpo/commands.h"
 
-#define USAGE "usage: cpo accuracy --exact FILE --image IMAGE [--db DIR] [--epoch E|--all-epochs] [--json]\n"
+#define USAGE "usage: cpo accuracy --exact FILE --image IMAGE [--db DIR] [--epoch E|--all-epochs] [--json] [--worst N]\n"
 
 static void part_text(const char *what, const char *weighted, const est_accuracy_part *p)
 {
@@ -52,12 +52,60 @@ static void part_json(const char *name, const est_accuracy_part *p, bool last)
     printf("]}%s\n", last ? "" : ",");
 }
 
+/* The blocks whose estimates were furthest off, weighted by samples. */
+typedef struct worst { double score, est, truth, samples; size_t p, b; } worst;
+static int by_score(const void *a, const void *b)
+{
+    double x = ((const worst *)a)->score, y = ((const worst *)b)->score;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void worst_blocks(const est_analysis *a, const est_freq *truth, size_t limit)
+{
+    size_t n = 0, cap = 0;
+    worst *w = NULL;
+    for (size_t p = 0; p < a->cfg->nprocs; p++) {
+        const cfg_proc *f = &a->cfg->procs[p];
+        for (size_t b = 0; b < f->nblocks; b++) {
+            const est_block_sched *bs = &a->sched->procs[p].blocks[b];
+            double s = 0, e = a->freq->procs[p].block[b], t = truth->procs[p].block[b];
+            for (uint32_t i = 0; i < bs->n; i++)
+                s += bs->samples[i];
+            if (s <= 0)
+                continue;
+            if (n == cap) {
+                worst *nw = realloc(w, (cap = cap ? 2 * cap : 256) * sizeof *nw);
+                if (!nw)
+                    break;
+                w = nw;
+            }
+            double err = t > 0 ? (e - t) / t : (e > 0.5 ? 1 : 0);
+            w[n++] = (worst){ s * (err < 0 ? -err : err), e, t, s, p, b };
+        }
+    }
+    qsort(w, n, sizeof *w, by_score);
+    printf("\nBlocks furthest off (error times samples)\n");
+    printf("  %-28s %-12s %10s %10s %7s %8s %-6s %s\n", "procedure", "block", "estimate", "exact",
+           "error", "samples", "conf", "from");
+    static const char *const from[] = { "flow", "samples", "propagation", "counts" };
+    for (size_t i = 0; i < n && i < limit; i++) {
+        const cfg_proc *f = &a->cfg->procs[w[i].p];
+        const est_proc_freq *q = &a->freq->procs[w[i].p];
+        printf("  %-28.28s 0x%-10lx %10.0f %10.0f %+6.1f%% %8.0f %-6s %s\n", f->name ? f->name : "?",
+               (unsigned long)f->blocks[w[i].b].start, w[i].est, w[i].truth,
+               w[i].truth > 0 ? 100 * (w[i].est - w[i].truth) / w[i].truth : 0, w[i].samples,
+               est_conf_name(q->block_conf[w[i].b]), from[q->block_from[w[i].b] & 3]);
+    }
+    free(w);
+}
+
 int cmd_accuracy(int argc, char **argv)
 {
     est_selection sel = { 0 };
     est_error err;
     const char *exact = NULL, *imgpath = NULL;
     bool json = false;
+    long nworst = 0;
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++) {
         int k = est_selection_arg(&sel, argc, argv, &i, &err);
@@ -72,6 +120,13 @@ int cmd_accuracy(int argc, char **argv)
             imgpath = argv[++i];
         } else if (!strcmp(argv[i], "--json")) {
             json = true;
+        } else if (!strcmp(argv[i], "--worst") && i + 1 < argc) {
+            char *end;
+            nworst = strtol(argv[++i], &end, 10);
+            if (*end || nworst < 0) {
+                fprintf(stderr, "cpo: accuracy: --worst '%s' is not a count\n%s", argv[i], USAGE);
+                rc = 2;
+            }
         } else {
             fprintf(stderr, "cpo: accuracy: unexpected argument '%s'\n%s", argv[i], USAGE);
             rc = 2;
@@ -117,6 +172,8 @@ int cmd_accuracy(int argc, char **argv)
         part_text("Block frequencies", "cycle samples", &acc.blocks);
         putchar('\n');
         part_text("Edge frequencies", "executions", &acc.edges);
+        if (nworst)
+            worst_blocks(a, truth, (size_t)nworst);
     }
     est_freq_free(truth);
     est_analysis_free(a);
