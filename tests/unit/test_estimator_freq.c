@@ -3,11 +3,13 @@
  * counts laid onto CFGs (estimator/freq.h).
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "alpha/sched.h"
 #include "cfg/cfg.h"
 #include "estimator/freq.h"
 #include "profdb/exact.h"
@@ -169,3 +171,107 @@ Test(freq, image_not_in_counts)
     image_close(img);
     profdb_exact_free(ex);
 }
+
+/* Samples made from the truth: every issue point collects exactly F * M_i
+ * samples at a period of 1 (what an ideal machine without dynamic stalls
+ * would give).  Then the estimates must be the exact counts, and the flow
+ * step must keep them. */
+static void check_ideal(const char *name, double noise)
+{
+    const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+    char prog[512], exact[512], cmd[2048];
+    snprintf(prog, sizeof prog, "%s/programs/%s", build, name);
+    char dir[] = "/tmp/cpo-ideal-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    snprintf(exact, sizeof exact, "%s/x.exact", dir);
+    snprintf(cmd, sizeof cmd, "%s/bin/axp run --exact %s -- %s >/dev/null 2>&1 </dev/null", build, exact, prog);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    profdb_error perr = { 0 };
+    profdb_exact *ex = profdb_exact_read(exact, &perr);
+    cr_assert(ex, "%s", perr.msg);
+    image_error ierr;
+    image *img = image_open(prog, &ierr);
+    cr_assert(img);
+    char err[256];
+    cfg_program *cfg = cfg_build(img, err, sizeof err);
+    cr_assert(cfg, "%s", err);
+    est_freq *truth = est_freq_from_exact(cfg, ex, err, sizeof err);
+    cr_assert(truth, "%s", err);
+    /* First pass: the schedules (M_i) the estimator uses. */
+    est_sample_col none = { 0 };
+    est_sched *sc = NULL;
+    est_freq *f0 = est_freq_from_samples(cfg, &none, 1, NULL, &sc, err, sizeof err);
+    cr_assert(f0, "%s", err);
+    size_t cap = 0, n = 0;
+    for (size_t p = 0; p < cfg->nprocs; p++)
+        for (size_t b = 0; b < cfg->procs[p].nblocks; b++)
+            cap += sc->procs[p].blocks[b].n;
+    uint64_t *addr = calloc(cap + 1, sizeof *addr);
+    double *smp = calloc(cap + 1, sizeof *smp);
+    cr_assert(addr && smp);
+    for (size_t p = 0; p < cfg->nprocs; p++) {
+        const cfg_proc *fn = &cfg->procs[p];
+        for (size_t b = 0; b < fn->nblocks; b++) {
+            const est_block_sched *bs = &sc->procs[p].blocks[b];
+            for (uint32_t i = 0; i < bs->n; i++) {
+                double s = truth->procs[p].block[b] * bs->slots[i].m;
+                /* Deterministic disagreement between issue points. */
+                s *= 1 + noise * sin((double)(fn->blocks[b].start + 4 * i) * 0.37);
+                if (s > 0) {
+                    addr[n] = fn->blocks[b].start + 4 * i;
+                    smp[n++] = s;
+                }
+            }
+        }
+    }
+    /* Blocks overlap no other block, so addresses are already ascending
+     * within a procedure; procedures are sorted by start. */
+    est_sample_col col = { addr, smp, n };
+    est_sched *sc2 = NULL;
+    est_freq *f = est_freq_from_samples(cfg, &col, 1, NULL, &sc2, err, sizeof err);
+    cr_assert(f, "%s", err);
+    est_accuracy acc;
+    est_accuracy_of(f, sc2, truth, &acc);
+    cr_expect_gt(acc.blocks.weight, 0);
+    if (noise == 0)
+    cr_expect_geq(acc.blocks.within[0], 0.99 * acc.blocks.weight, "%s: blocks within 5%%: %.1f%%", name,
+                  100 * acc.blocks.within[0] / acc.blocks.weight);
+    if (noise == 0)
+    cr_expect_geq(acc.edges.within[0], 0.97 * acc.edges.weight, "%s: edges within 5%%: %.1f%%", name,
+                  100 * acc.edges.within[0] / acc.edges.weight);
+    /* Whatever the estimates, the flow step leaves every block balanced. */
+    for (size_t p = 0; p < cfg->nprocs; p++) {
+        const cfg_proc *fn = &cfg->procs[p];
+        if (fn->flags & CFG_PF_MISSING)
+            continue;
+        for (size_t b = 0; b < fn->nblocks; b++) {
+            const cfg_block *bl = &fn->blocks[b];
+            double in = 0, out = 0, v = f->procs[p].block[b];
+            for (uint32_t k = 0; k < bl->nin; k++)
+                in += f->procs[p].edge[fn->in_edges[bl->first_in + k]];
+            for (uint32_t k = 0; k < bl->nout; k++)
+                out += f->procs[p].edge[fn->out_edges[bl->first_out + k]];
+            cr_expect(fabs(in - v) <= 1e-6 * (v + 1) && fabs(out - v) <= 1e-6 * (v + 1),
+                      "%s: %s block 0x%lx: in %.3f out %.3f count %.3f", name, fn->name,
+                      (unsigned long)bl->start, in, out, v);
+        }
+    }
+    free(addr);
+    free(smp);
+    est_freq_free(f);
+    est_freq_free(f0);
+    est_freq_free(truth);
+    est_sched_free_all(sc);
+    est_sched_free_all(sc2);
+    cfg_free(cfg);
+    image_close(img);
+    profdb_exact_free(ex);
+    unlink(exact);
+    rmdir(dir);
+}
+
+Test(freq, ideal_samples_give_exact_counts) { check_ideal("indjump-static", 0); }
+Test(freq, ideal_samples_give_exact_counts_copyloop) { check_ideal("copyloop-static", 0); }
+/* Issue points that disagree by up to 40%: the classes' estimates no
+ * longer conserve flow, and the flow step must make them. */
+Test(freq, disagreeing_samples_still_conserve_flow) { check_ideal("recursion-static", 0.4); }
