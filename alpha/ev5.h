@@ -108,7 +108,7 @@ typedef struct ev5_issue {
 
 /* d: the row (NULL for a word not in the table, which the machine models as
  * a one-cycle integer operation); unop: the word is UNOP (alpha_is_unop),
- * which takes the issue slot of the load it is spelled as and nothing else.
+ * which takes the issue slot of the load it is spelled as but is no load.
  * p may be NULL when only the classes are wanted: lat and busy are then 0. */
 void ev5_issue_of(const ev5_params *p, const alpha_opdef *d, bool unop, ev5_issue *out);
 void ev5_issue_insn(const ev5_params *p, const alpha_insn *i, ev5_issue *out);

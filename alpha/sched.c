@@ -154,7 +154,8 @@ uint32_t alpha_sched_ops(const alpha_sched *s, const alpha_sched_op *ops, uint32
         const ev5_issue *is = alpha_sched_issue(s, op->row);
         alpha_sched_slot *o = &out[k];
         *o = (alpha_sched_slot){ .culprit = -1, .reason = ASR_DUAL };
-        bool newfb = k == 0 || !((pc + 4 * (uint64_t)k) & (s->p.fetch_block - 1));
+        const uint64_t a = pc + 4 * (uint64_t)k;
+        bool newfb = k == 0 || !ev5_same_fetch_block(&s->p, a - 4, a);
 
         /* What holds it: a later constraint is the cause only if strictly later. */
         int64_t earliest = NONE;

@@ -8,7 +8,9 @@
  * the current group (same fetch block, a pipe left, operands ready, no
  * load/store clash) or starts the next one in the first cycle every
  * constraint allows; the cycles in between are stalls, charged to the
- * constraint that held the instruction longest.
+ * constraint that held the instruction longest.  What each instruction
+ * needs and the slotting rules are alpha/'s (ev5_issue_of, ev5_groups),
+ * copied into the core's tables.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -487,11 +489,8 @@ static inline __attribute__((always_inline)) void step(cycles_core *c, const cyc
     c->st.group_size[c->gsize[c->group] & ~jm]++;
     c->st.cycles = issue;
     c->group = (uint8_t)((g & jm) | (c->gnext[0][o->cls] & ~jm));
-    if (unlikely(!join && issue >= c->wake)) {
-        if (c->trace && next > t + 1 && c->obs.stall)
-            c->obs.stall(c->obs.ctx, cause, next - t - 1, pc);
+    if (unlikely(!join && issue >= c->wake))
         c->obs.advance(c->obs.ctx, t, issue, pc);
-    }
     event(c, CEV_ISSUES, issue, pc);
     c->seq_pc = pc + 4;
 

@@ -72,15 +72,15 @@ typedef struct cycles_core cycles_core;
 
 /* What the PMU sees of the model: the head of the issue queue changes
  * (cycle_to is when the instruction at pc issues, cycle_from when the one
- * before it did) and events happen.  With tracing on (cycles_set_trace),
- * stall reports, just before the advance to the instruction at pc, the
- * cycles of that wait that were stalls and their cause (ST_*): every
- * stall the model counts, once.  Any of them may be NULL. */
+ * before it did) and events happen.  Both may be NULL.  When advance is
+ * called, the stall cycles of the wait it reports (all but one cycle of
+ * it) are already in cycles_get_stats' stalls: with tracing on
+ * (cycles_set_trace), the growth of stalls[] from one call to the next is
+ * the stall of the instruction at pc, by cause. */
 typedef struct cycles_observer {
     void (*advance)(void *ctx, uint64_t cycle_from, uint64_t cycle_to, uint64_t pc);
     void (*event)(void *ctx, int ev, uint64_t cycle, uint64_t pc);
     void *ctx;
-    void (*stall)(void *ctx, int cause, uint64_t cycles, uint64_t pc);
 } cycles_observer;
 
 /* A core with params p (validated by ev5_validate); NULL on allocation

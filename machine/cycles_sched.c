@@ -8,10 +8,11 @@
  * late, a busy multiplier or divider, an I-cache or TLB miss, a D-cache
  * miss or a load meeting a line still being filled, a full write buffer,
  * a performance-counter interrupt due inside the block.  So the schedule
- * is worked out once per block, with the model's own rules and tables,
- * together with a list of what to check: for each register read before it
- * is written, the latest cycle it may become ready without changing the
- * schedule; which instructions load or store.  I-cache and TLB misses
+ * is worked out once per block by alpha/'s static scheduler (alpha/sched.h,
+ * on the issue rules the model reads too), together with a list of what
+ * to check: for each register read before it is written, the latest
+ * cycle it may become ready without changing the schedule; which
+ * instructions load or store.  I-cache and TLB misses
  * need no check here: the model's front end (cycles_front.c) has listed
  * them already, and a schedule stops at the first.
  *

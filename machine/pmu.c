@@ -252,7 +252,7 @@ pmu *pmu_new(const pmu_config *cfg, int cpu, cycles_core *core, pmu_sink sink, v
     }
     u->next_rotate = u->nother > u->slots ? now + cfg->mux_cycles : ~0ULL;
     u->active_since = now;
-    cycles_observer o = { advance, event, u, NULL };
+    cycles_observer o = { advance, event, u };
     cycles_set_observer(core, &o);
     set_active(u);
     rewake(u);

@@ -160,12 +160,21 @@ typedef struct truth_fwd {
     machine *m;
     int cpuno;
     cycles_observer inner;
+    uint64_t stalls[ST_COUNT];  /* the model's stalls at the last advance */
 } truth_fwd;
 
 static void truth_advance(void *ctx, uint64_t from, uint64_t to, uint64_t pc)
 {
     truth_fwd *f = ctx;
     truth_ent *e = truth_slot(f->m->tm, (uint64_t)f->m->tm->pid[f->cpuno] << 44 | pc >> 2);
+    /* the model has counted this wait's stall: what grew since the last
+     * advance is the instruction's, by cause (cycles.h) */
+    const cycles_stats *st = cycles_get_stats(f->m->tm->core[f->cpuno]);
+    for (int k = 0; k < ST_COUNT; k++) {
+        if (e)
+            e->stalls[k] += st->stalls[k] - f->stalls[k];
+        f->stalls[k] = st->stalls[k];
+    }
     if (e)
         e->hoq += to - from;
     if (f->inner.advance)
@@ -177,16 +186,6 @@ static void truth_event(void *ctx, int ev, uint64_t cycle, uint64_t pc)
     truth_fwd *f = ctx;
     if (f->inner.event)
         f->inner.event(f->inner.ctx, ev, cycle, pc);
-}
-
-static void truth_stall(void *ctx, int cause, uint64_t cycles, uint64_t pc)
-{
-    truth_fwd *f = ctx;
-    truth_ent *e = truth_slot(f->m->tm, (uint64_t)f->m->tm->pid[f->cpuno] << 44 | pc >> 2);
-    if (e)
-        e->stalls[cause] += cycles;
-    if (f->inner.stall)
-        f->inner.stall(f->inner.ctx, cause, cycles, pc);
 }
 
 /* ---- the retire hook and the sample sink ------------------------------- */
@@ -234,7 +233,7 @@ int timing_start(machine *m, char *err, size_t errsz)
             t->fwd[i].m = m;
             t->fwd[i].cpuno = i;
             t->fwd[i].inner = cycles_get_observer(t->core[i]);
-            cycles_observer o = { truth_advance, truth_event, &t->fwd[i], truth_stall };
+            cycles_observer o = { truth_advance, truth_event, &t->fwd[i] };
             cycles_set_observer(t->core[i], &o);
             cycles_set_trace(t->core[i], true);
         }
