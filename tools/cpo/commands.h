@@ -18,6 +18,8 @@ int cmd_prof(int argc, char **argv);     /* cmd_prof.c: estimator/ samples per p
 int cmd_list(int argc, char **argv);     /* cmd_list.c: estimator/ + alpha/ per instruction */
 int cmd_stats(int argc, char **argv);    /* cmd_stats.c: estimator/ statistics across sets */
 int cmd_diff(int argc, char **argv);     /* cmd_diff.c: estimator/ differences, rewriter/ address maps */
+int cmd_accuracy(int argc, char **argv); /* cmd_accuracy.c: estimator/ against exact counts */
+int cmd_calc(int argc, char **argv);     /* cmd_calc.c: estimator/ frequencies and CPI */
 int cmd_export(int argc, char **argv);   /* cmd_export.c: estimator/ pprof export */
 int cmd_flush(int argc, char **argv);    /* cmd_daemon.c: steer cpod */
 int cmd_epoch(int argc, char **argv);    /* cmd_daemon.c */

@@ -26,6 +26,10 @@ static const struct {
                             "                                 per-image and per-procedure differences of two sets" },
     { "export", cmd_export, "export --pprof FILE [--db DIR] [-e EVENT]... [--epoch E|--all-epochs]\n"
                             "                                 a selection as a gzipped pprof profile" },
+    { "calc",   cmd_calc,   "calc --image IMAGE --all --json [--db DIR] [--epoch E|--all-epochs]\n"
+                            "                                 estimated executions and CPI per block, edge and instruction" },
+    { "accuracy", cmd_accuracy, "accuracy --exact FILE --image IMAGE [--db DIR] [--epoch E|--all-epochs] [--json]\n"
+                            "                                 frequency estimates against exact counts (DCPI Figures 8, 9)" },
     { "flush",  cmd_flush,  "flush --db DIR               drain every machine and merge into the database" },
     { "epoch",  cmd_epoch,  "epoch --db DIR               flush into the current epoch, then start a new one" },
     { "quit",   cmd_quit,   "quit --db DIR                flush, then stop the daemon" },

@@ -1,0 +1,50 @@
+/*
+ * estimator/accuracy.c: estimates against exact counts (est_accuracy_of).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "estimator/freq.h"
+
+static void add(est_accuracy_part *p, double est, double truth, double w, uint8_t conf)
+{
+    if (w <= 0)
+        return;
+    double err = truth > 0 ? (est - truth) / truth : est > 0.5 ? INFINITY : 0;
+    double a = fabs(err);
+    p->weight += w;
+    for (int k = 0; k < 3; k++)
+        if (a <= 0.05 * (k + 1) + 1e-12)
+            p->within[k] += w;
+    int bin = err >= 0.5 ? EST_ACC_BINS - 1 : err < -0.45 ? 0 : (int)floor((err + 0.5) / 0.05);
+    if (bin < 1 && err >= -0.45)
+        bin = 1;
+    if (bin > EST_ACC_BINS - 2 && err < 0.5)
+        bin = EST_ACC_BINS - 2;
+    p->hist[bin] += w;
+    if (conf < 3) {
+        p->conf_weight[conf] += w;
+        if (a <= 0.05 + 1e-12)
+            p->conf_within5[conf] += w;
+    }
+}
+
+void est_accuracy_of(const est_freq *est, const est_sched *sched, const est_freq *truth,
+                     est_accuracy *out)
+{
+    memset(out, 0, sizeof *out);
+    const cfg_program *cfg = est->cfg;
+    for (size_t p = 0; p < cfg->nprocs; p++) {
+        const cfg_proc *f = &cfg->procs[p];
+        const est_proc_freq *e = &est->procs[p], *t = &truth->procs[p];
+        for (size_t b = 0; b < f->nblocks; b++) {
+            double w = 0;
+            const est_block_sched *bs = sched && sched->procs[p].blocks ? &sched->procs[p].blocks[b] : NULL;
+            for (uint32_t i = 0; bs && i < bs->n; i++)
+                w += bs->samples[i];
+            add(&out->blocks, e->block[b], t->block[b], w, e->block_conf[b]);
+        }
+        for (size_t k = 0; k < f->nedges; k++)
+            add(&out->edges, e->edge[k], t->edge[k], t->edge[k], e->edge_conf[k]);
+    }
+}

@@ -1,0 +1,128 @@
+/*
+ * estimator/freq.h: block and edge frequencies with their confidence, for
+ * every procedure of an image.
+ *
+ * One shape for every source of frequencies: exact counts (axp --exact,
+ * the ground truth) and estimates from samples.  The optimizer lays code out
+ * from it and `cpo accuracy` compares two of them.  Edges are the CFG's own
+ * (cfg_proc.edges), including those from the virtual entry and to the exit.
+ */
+#ifndef ESTIMATOR_FREQ_H
+#define ESTIMATOR_FREQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cfg/cfg.h"
+#include "profdb/exact.h"
+
+typedef enum { EST_CONF_LOW, EST_CONF_MEDIUM, EST_CONF_HIGH, EST_CONF_EXACT } est_conf;
+
+/* Where an estimate came from. */
+typedef enum {
+    EST_FROM_NONE,       /* nothing said anything: the flow's choice, or 0 */
+    EST_FROM_SAMPLES,    /* its frequency class's issue points */
+    EST_FROM_PROPAGATION,/* flow constraints from other estimates (local) */
+    EST_FROM_COUNTS      /* exact counts */
+} est_from;
+
+typedef struct est_proc_freq {
+    double  *block;      /* [proc->nblocks] estimated executions */
+    uint8_t *block_conf; /* est_conf per block */
+    double  *edge;       /* [proc->nedges] estimated executions, like proc->edges */
+    uint8_t *edge_conf;
+    uint8_t *block_from; /* est_from per block, before the global flow step */
+    uint8_t *edge_from;
+    double   samples;    /* cycle samples in the procedure (0 for exact) */
+} est_proc_freq;
+
+typedef struct est_freq {
+    const cfg_program *cfg;
+    est_proc_freq *procs;   /* parallel to cfg->procs */
+} est_freq;
+
+/* Cycle samples of one image: per sampled address (ascending). */
+typedef struct est_sample_col {
+    const uint64_t *addr;
+    const double *samples;
+    size_t n;
+} est_sample_col;
+
+/* The static schedule of every block, kept for CPI and culprit reports. */
+typedef struct est_block_sched {
+    uint32_t n;                    /* instructions */
+    struct alpha_sched_slot *slots;/* alpha/sched.h */
+    double *samples;               /* per instruction */
+} est_block_sched;
+typedef struct est_proc_sched {
+    size_t nblocks;
+    est_block_sched *blocks;
+} est_proc_sched;
+typedef struct est_sched {
+    size_t nprocs;
+    est_proc_sched *procs;         /* parallel to cfg->procs */
+} est_sched;
+void est_sched_free_all(est_sched *sc);
+
+/* Empty frequencies (all zero, confidence low) for every procedure. */
+est_freq *est_freq_new(const cfg_program *cfg);
+void est_freq_free(est_freq *f);
+const char *est_conf_name(unsigned conf);
+
+/* Exact counts of the image cfg was built from, found in ex by build-id
+ * (by path when the image has none).  NULL with a message when the counts
+ * hold no such image or memory runs out. */
+est_freq *est_freq_from_exact(const cfg_program *cfg, const profdb_exact *ex, char *err,
+                              size_t errlen);
+
+/* Frequencies from cycle samples at a mean period (cycles per sample):
+ * DCPI's estimate per frequency class from M_i (alpha/'s scheduler with
+ * ev5, NULL for a stock 21164), local propagation, then the least-cost
+ * flow that makes every block and edge consistent (docs/estimator.md).
+ * With scheds, the blocks' schedules and samples are kept there. */
+struct ev5_params;
+est_freq *est_freq_from_samples(const cfg_program *cfg, const est_sample_col *col, double period,
+                                const struct ev5_params *ev5, est_sched **scheds, char *err,
+                                size_t errlen);
+
+/* How far estimates are from the truth (DCPI's Figures 8 and 9): block
+ * errors weighted by the block's cycle samples, edge errors by the edge's
+ * true executions.  hist[k] is the weight with an error in
+ * [-50% + 5k%, -45% + 5k%) for k = 1..19, hist[0] below -45%, hist[20]
+ * from +50% up (an estimate above a true zero counts there). */
+#define EST_ACC_BINS 21
+typedef struct est_accuracy_part {
+    double weight;              /* total */
+    double within[3];           /* within 5%, 10%, 15% */
+    double hist[EST_ACC_BINS];
+    double conf_weight[3], conf_within5[3];   /* by confidence low/medium/high */
+} est_accuracy_part;
+typedef struct est_accuracy {
+    est_accuracy_part blocks, edges;
+} est_accuracy;
+/* est and truth are of the same cfg; sched gives the blocks' samples. */
+void est_accuracy_of(const est_freq *est, const est_sched *sched, const est_freq *truth,
+                     est_accuracy *out);
+
+/* The whole path from a profile selection: load its cycle samples, find
+ * the image (the file at image_path, matched by build-id), build its CFG
+ * and estimate.  The result owns everything (est_analysis_free). */
+struct est_selection;
+typedef struct est_analysis {
+    image *img;
+    cfg_program *cfg;
+    est_freq *freq;
+    est_sched *sched;
+    double period;           /* mean cycles per sample */
+    double samples;          /* cycle samples of the image */
+    double *col_samples;     /* the sample column, by col_addr */
+    uint64_t *col_addr;
+    size_t ncol;
+} est_analysis;
+/* NULL with a message in err ("FILE: what is wrong") on failure: the image
+ * unreadable, no cycle samples of it in the selection, out of memory. */
+est_analysis *est_analyse(const struct est_selection *sel, const char *image_path, char *err,
+                          size_t errlen);
+void est_analysis_free(est_analysis *a);
+
+#endif

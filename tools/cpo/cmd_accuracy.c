@@ -1,0 +1,181 @@
+/*
+ * cpo accuracy --exact FILE --image IMAGE [selection] [--json]
+ *
+ * DCPI's Figures 8 and 9 for one image: how far the frequency estimates
+ * from the selection's cycle samples are from axp's exact counts.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "estimator/freq.h"
+#include "tools/cpo/commands.h"
+
+#define USAGE "usage: cpo accuracy --exact FILE --image IMAGE [--db DIR] [--epoch E|--all-epochs] [--json] [--worst N]\n"
+
+static void part_text(const char *what, const char *weighted, const est_accuracy_part *p)
+{
+    double w = p->weight > 0 ? p->weight : 1;
+    printf("%s (weighted by %s, total %.0f)\n", what, weighted, p->weight);
+    printf("  within  5%%: %5.1f%%   10%%: %5.1f%%   15%%: %5.1f%%\n", 100 * p->within[0] / w,
+           100 * p->within[1] / w, 100 * p->within[2] / w);
+    printf("  error      share\n");
+    for (int k = 0; k < EST_ACC_BINS; k++) {
+        char label[32];
+        if (k == 0)
+            snprintf(label, sizeof label, "< -45%%");
+        else if (k == EST_ACC_BINS - 1)
+            snprintf(label, sizeof label, ">= +50%%");
+        else
+            snprintf(label, sizeof label, "%+d%%", -50 + 5 * k);
+        double share = 100 * p->hist[k] / w;
+        int bar = (int)(share / 2 + 0.5);
+        printf("  %-9s %5.1f%% ", label, share);
+        for (int i = 0; i < bar; i++)
+            putchar('#');
+        putchar('\n');
+    }
+    static const char *const cn[] = { "low", "medium", "high" };
+    for (int c = 2; c >= 0; c--)
+        if (p->conf_weight[c] > 0)
+            printf("  confidence %-6s %5.1f%% of the weight, %5.1f%% of it within 5%%\n", cn[c],
+                   100 * p->conf_weight[c] / w, 100 * p->conf_within5[c] / p->conf_weight[c]);
+}
+
+static void part_json(const char *name, const est_accuracy_part *p, bool last)
+{
+    double w = p->weight > 0 ? p->weight : 1;
+    printf("  \"%s\": {\"weight\": %.0f, \"within5\": %.4f, \"within10\": %.4f, \"within15\": %.4f, \"hist\": [",
+           name, p->weight, p->within[0] / w, p->within[1] / w, p->within[2] / w);
+    for (int k = 0; k < EST_ACC_BINS; k++)
+        printf("%s%.4f", k ? ", " : "", p->hist[k] / w);
+    printf("]}%s\n", last ? "" : ",");
+}
+
+/* The blocks whose estimates were furthest off, weighted by samples. */
+typedef struct worst { double score, est, truth, samples; size_t p, b; } worst;
+static int by_score(const void *a, const void *b)
+{
+    double x = ((const worst *)a)->score, y = ((const worst *)b)->score;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void worst_blocks(const est_analysis *a, const est_freq *truth, size_t limit)
+{
+    size_t n = 0, cap = 0;
+    worst *w = NULL;
+    for (size_t p = 0; p < a->cfg->nprocs; p++) {
+        const cfg_proc *f = &a->cfg->procs[p];
+        for (size_t b = 0; b < f->nblocks; b++) {
+            const est_block_sched *bs = &a->sched->procs[p].blocks[b];
+            double s = 0, e = a->freq->procs[p].block[b], t = truth->procs[p].block[b];
+            for (uint32_t i = 0; i < bs->n; i++)
+                s += bs->samples[i];
+            if (s <= 0)
+                continue;
+            if (n == cap) {
+                worst *nw = realloc(w, (cap = cap ? 2 * cap : 256) * sizeof *nw);
+                if (!nw)
+                    break;
+                w = nw;
+            }
+            double err = t > 0 ? (e - t) / t : (e > 0.5 ? 1 : 0);
+            w[n++] = (worst){ s * (err < 0 ? -err : err), e, t, s, p, b };
+        }
+    }
+    qsort(w, n, sizeof *w, by_score);
+    printf("\nBlocks furthest off (error times samples)\n");
+    printf("  %-28s %-12s %10s %10s %7s %8s %-6s %s\n", "procedure", "block", "estimate", "exact",
+           "error", "samples", "conf", "from");
+    static const char *const from[] = { "flow", "samples", "propagation", "counts" };
+    for (size_t i = 0; i < n && i < limit; i++) {
+        const cfg_proc *f = &a->cfg->procs[w[i].p];
+        const est_proc_freq *q = &a->freq->procs[w[i].p];
+        printf("  %-28.28s 0x%-10lx %10.0f %10.0f %+6.1f%% %8.0f %-6s %s\n", f->name ? f->name : "?",
+               (unsigned long)f->blocks[w[i].b].start, w[i].est, w[i].truth,
+               w[i].truth > 0 ? 100 * (w[i].est - w[i].truth) / w[i].truth : 0, w[i].samples,
+               est_conf_name(q->block_conf[w[i].b]), from[q->block_from[w[i].b] & 3]);
+    }
+    free(w);
+}
+
+int cmd_accuracy(int argc, char **argv)
+{
+    est_selection sel = { 0 };
+    est_error err;
+    const char *exact = NULL, *imgpath = NULL;
+    bool json = false;
+    long nworst = 0;
+    int rc = 0;
+    for (int i = 1; i < argc && !rc; i++) {
+        int k = est_selection_arg(&sel, argc, argv, &i, &err);
+        if (k < 0) {
+            fprintf(stderr, "cpo: accuracy: %s\n%s", err.msg, USAGE);
+            rc = 2;
+        } else if (k) {
+            continue;
+        } else if (!strcmp(argv[i], "--exact") && i + 1 < argc) {
+            exact = argv[++i];
+        } else if (!strcmp(argv[i], "--image") && i + 1 < argc) {
+            imgpath = argv[++i];
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (!strcmp(argv[i], "--worst") && i + 1 < argc) {
+            char *end;
+            nworst = strtol(argv[++i], &end, 10);
+            if (*end || nworst < 0) {
+                fprintf(stderr, "cpo: accuracy: --worst '%s' is not a count\n%s", argv[i], USAGE);
+                rc = 2;
+            }
+        } else {
+            fprintf(stderr, "cpo: accuracy: unexpected argument '%s'\n%s", argv[i], USAGE);
+            rc = 2;
+        }
+    }
+    if (!rc && (!exact || !imgpath)) {
+        fprintf(stderr, "cpo: accuracy: --exact FILE and --image IMAGE are required\n%s", USAGE);
+        rc = 2;
+    }
+    if ((rc = cpo_selection_finish("accuracy", &sel, rc)))
+        return rc;
+    char msg[1024];
+    est_analysis *a = est_analyse(&sel, imgpath, msg, sizeof msg);
+    est_selection_release(&sel);
+    if (!a) {
+        fprintf(stderr, "cpo: %s\n", msg);
+        return 1;
+    }
+    profdb_error perr;
+    profdb_exact *ex = profdb_exact_read(exact, &perr);
+    if (!ex) {
+        fprintf(stderr, "cpo: %s\n", perr.msg);
+        est_analysis_free(a);
+        return 1;
+    }
+    est_freq *truth = est_freq_from_exact(a->cfg, ex, msg, sizeof msg);
+    profdb_exact_free(ex);
+    if (!truth) {
+        fprintf(stderr, "cpo: %s: %s\n", exact, msg);
+        est_analysis_free(a);
+        return 1;
+    }
+    est_accuracy acc;
+    est_accuracy_of(a->freq, a->sched, truth, &acc);
+    if (json) {
+        printf("{\n  \"image\": \"%s\",\n  \"samples\": %.0f,\n  \"period\": %.1f,\n", imgpath, a->samples,
+               a->period);
+        part_json("blocks", &acc.blocks, false);
+        part_json("edges", &acc.edges, true);
+        printf("}\n");
+    } else {
+        printf("%s: %.0f cycle samples, mean period %.1f cycles\n\n", imgpath, a->samples, a->period);
+        part_text("Block frequencies", "cycle samples", &acc.blocks);
+        putchar('\n');
+        part_text("Edge frequencies", "executions", &acc.edges);
+        if (nworst)
+            worst_blocks(a, truth, (size_t)nworst);
+    }
+    est_freq_free(truth);
+    est_analysis_free(a);
+    return 0;
+}

@@ -1,0 +1,217 @@
+/*
+ * cpo calc --image IMAGE --all --json [selection]
+ * cpo calc PROC --image IMAGE [selection]
+ *
+ * DCPI's analysis of an image from its cycle samples: per block the
+ * estimated executions with their confidence, per edge the executions, per
+ * instruction the samples, executions, CPI and the static stall the
+ * scheduler names (docs/estimator.md).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alpha/insn.h"
+#include "alpha/sched.h"
+#include "estimator/freq.h"
+#include "tools/cpo/commands.h"
+
+#define USAGE "usage: cpo calc --image IMAGE --all --json [--db DIR] [--epoch E|--all-epochs]\n" \
+              "       cpo calc PROC --image IMAGE [--db DIR] [--epoch E|--all-epochs]\n"
+
+static void jstr(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p < 0x20)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
+    }
+    putchar('"');
+}
+
+/* The --stats cause a static stall of the scheduler is counted under, or
+ * NULL (slotting and fetch-block waits are not stalls there). */
+static const char *static_cause(const alpha_sched_slot *sl)
+{
+    if (!sl->stall)
+        return NULL;
+    switch (sl->reason) {
+    case ASR_DEPENDENCY: return "dependency";
+    case ASR_MULTIPLIER: return "multiplier";
+    case ASR_DIVIDER: return "divider";
+    default: return NULL;
+    }
+}
+
+static double cpi(double samples, double period, double count)
+{
+    return count > 0 ? samples * period / count : 0;
+}
+
+static void proc_json(const est_analysis *a, size_t p, bool *first)
+{
+    const cfg_proc *f = &a->cfg->procs[p];
+    const est_proc_freq *q = &a->freq->procs[p];
+    const est_proc_sched *ps = &a->sched->procs[p];
+    printf("%s\n    {\"name\": ", *first ? "" : ",");
+    *first = false;
+    jstr(f->name ? f->name : "");
+    printf(", \"address\": \"0x%" PRIx64 "\", \"samples\": %.0f,\n     \"blocks\": [", f->start, q->samples);
+    for (size_t b = 0; b < f->nblocks; b++) {
+        const est_block_sched *bs = &ps->blocks[b];
+        double s = 0;
+        for (uint32_t i = 0; i < bs->n; i++)
+            s += bs->samples[i];
+        printf("%s\n      {\"start\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64 "\", \"count\": %.1f, "
+               "\"confidence\": \"%s\", \"samples\": %.0f, \"cpi\": %.3f}",
+               b ? "," : "", f->blocks[b].start, f->blocks[b].end, q->block[b],
+               est_conf_name(q->block_conf[b]), s, bs->n ? cpi(s, a->period, q->block[b] * bs->n) : 0);
+    }
+    printf("],\n     \"edges\": [");
+    bool firste = true;
+    for (size_t e = 0; e < f->nedges; e++) {
+        const cfg_edge *ed = &f->edges[e];
+        if (ed->from >= f->nblocks || ed->to >= f->nblocks)
+            continue;
+        printf("%s\n      {\"from\": \"0x%" PRIx64 "\", \"to\": \"0x%" PRIx64 "\", \"count\": %.1f}",
+               firste ? "" : ",", f->blocks[ed->from].start, f->blocks[ed->to].start, q->edge[e]);
+        firste = false;
+    }
+    printf("],\n     \"instructions\": [");
+    bool firsti = true;
+    for (size_t b = 0; b < f->nblocks; b++) {
+        const est_block_sched *bs = &ps->blocks[b];
+        for (uint32_t i = 0; i < bs->n; i++) {
+            const char *cause = static_cause(&bs->slots[i]);
+            printf("%s\n      {\"address\": \"0x%" PRIx64 "\", \"samples\": %.0f, \"count\": %.1f, "
+                   "\"cpi\": %.3f, \"culprits\": [%s%s%s]}",
+                   firsti ? "" : ",", f->blocks[b].start + 4 * i, bs->samples[i], q->block[b],
+                   cpi(bs->samples[i], a->period, q->block[b]), cause ? "\"" : "", cause ? cause : "",
+                   cause ? "\"" : "");
+            firsti = false;
+        }
+    }
+    printf("]}");
+}
+
+static void all_json(const est_analysis *a, const char *path)
+{
+    char hex[129] = "";
+    if (a->img->build_id_len)
+        image_build_id_hex(a->img, hex, sizeof hex);
+    printf("{\"image\": ");
+    jstr(path);
+    printf(", \"build_id\": \"%s\", \"period\": {\"cycles\": %.1f}, \"samples\": {\"cycles\": %.0f},\n"
+           " \"procedures\": [", hex, a->period, a->samples);
+    bool first = true;
+    for (size_t p = 0; p < a->cfg->nprocs; p++)
+        proc_json(a, p, &first);
+    printf("]}\n");
+}
+
+/* One procedure in text: per block the estimate and CPI, per instruction
+ * its samples, M_i, CPI and static stall. */
+static int proc_text(const est_analysis *a, const char *name)
+{
+    cfg_proc *f = cfg_proc_named(a->cfg, name);
+    if (!f) {
+        fprintf(stderr, "cpo: calc: %s has no procedure named '%s'\n", a->img->path, name);
+        return 1;
+    }
+    size_t p = (size_t)(f - a->cfg->procs);
+    const est_proc_freq *q = &a->freq->procs[p];
+    const est_proc_sched *ps = &a->sched->procs[p];
+    printf("%s (0x%" PRIx64 "): %.0f cycle samples, mean period %.1f cycles\n", f->name, f->start,
+           q->samples, a->period);
+    for (size_t b = 0; b < f->nblocks; b++) {
+        const est_block_sched *bs = &ps->blocks[b];
+        double s = 0, m = 0;
+        for (uint32_t i = 0; i < bs->n; i++) {
+            s += bs->samples[i];
+            m += bs->slots[i].m;
+        }
+        if (s == 0 && q->block[b] < 0.5)
+            continue;
+        printf("\nblock 0x%" PRIx64 ": executions %.0f (%s confidence), best-case CPI %.2f, actual CPI %.2f\n",
+               f->blocks[b].start, q->block[b], est_conf_name(q->block_conf[b]), bs->n ? m / bs->n : 0,
+               bs->n ? cpi(s, a->period, q->block[b] * bs->n) : 0);
+        for (uint32_t i = 0; i < bs->n; i++) {
+            uint64_t pc = f->blocks[b].start + 4 * i;
+            uint32_t w = 0;
+            char text[96] = "?";
+            alpha_insn in;
+            if (cfg_word(a->cfg, pc, &w)) {
+                alpha_decode(w, &in);
+                alpha_disasm(&in, pc, text, sizeof text, NULL, NULL);
+            }
+            const alpha_sched_slot *sl = &bs->slots[i];
+            printf("  %" PRIx64 "  %-32s %8.0f  M=%u  CPI %6.2f", pc, text, bs->samples[i], sl->m,
+                   cpi(bs->samples[i], a->period, q->block[b]));
+            if (sl->stall)
+                printf("  static %s stall %u", alpha_sched_reason_names[sl->reason], sl->stall);
+            if (sl->stall && sl->culprit >= 0)
+                printf(" on %" PRIx64, f->blocks[b].start + 4 * (uint64_t)sl->culprit);
+            putchar('\n');
+        }
+    }
+    return 0;
+}
+
+int cmd_calc(int argc, char **argv)
+{
+    est_selection sel = { 0 };
+    est_error err;
+    const char *imgpath = NULL, *proc = NULL;
+    bool all = false, json = false;
+    int rc = 0;
+    for (int i = 1; i < argc && !rc; i++) {
+        int k = est_selection_arg(&sel, argc, argv, &i, &err);
+        if (k < 0) {
+            fprintf(stderr, "cpo: calc: %s\n%s", err.msg, USAGE);
+            rc = 2;
+        } else if (k) {
+            continue;
+        } else if (!strcmp(argv[i], "--image") && i + 1 < argc) {
+            imgpath = argv[++i];
+        } else if (!strcmp(argv[i], "--all")) {
+            all = true;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (argv[i][0] != '-' && !proc) {
+            proc = argv[i];
+        } else {
+            fprintf(stderr, "cpo: calc: unexpected argument '%s'\n%s", argv[i], USAGE);
+            rc = 2;
+        }
+    }
+    if (!rc && !imgpath) {
+        fprintf(stderr, "cpo: calc: --image IMAGE is required\n%s", USAGE);
+        rc = 2;
+    } else if (!rc && all != json) {
+        fprintf(stderr, "cpo: calc: --all goes with --json (and --json with --all)\n%s", USAGE);
+        rc = 2;
+    } else if (!rc && all == !!proc) {
+        fprintf(stderr, "cpo: calc: name one procedure, or --all --json\n%s", USAGE);
+        rc = 2;
+    }
+    if ((rc = cpo_selection_finish("calc", &sel, rc)))
+        return rc;
+    char msg[1024];
+    est_analysis *a = est_analyse(&sel, imgpath, msg, sizeof msg);
+    est_selection_release(&sel);
+    if (!a) {
+        fprintf(stderr, "cpo: %s\n", msg);
+        return 1;
+    }
+    if (all)
+        all_json(a, imgpath);
+    else
+        rc = proc_text(a, proc);
+    est_analysis_free(a);
+    return rc;
+}
