@@ -273,7 +273,11 @@ static void kick(cpod *d)
     if (d->running)
         return;
     if (d->retry) {
-        hand(d, d->retry);
+        /* After a failure, wait out the back-off unless somebody asks for
+         * a flush (the cause may have been fixed): trying again at once
+         * would spin on a full or read-only disk. */
+        if (d->want_flush || cpod_now_ms() >= d->retry_at)
+            hand(d, d->retry);
         return;
     }
     if (!d->want_flush)
@@ -391,19 +395,36 @@ static void job_done(cpod *d, cpod_job *j)
             cpod_log("cannot start a new epoch: %s", j->err.msg);
         if (d->retry == j)
             d->retry = NULL;
+        if (d->failures)
+            cpod_log("merging works again, after %" PRIu64 " failed attempt%s", d->failures,
+                     d->failures == 1 ? "" : "s");
+        d->failures = 0;
+        d->fail_msg[0] = 0;
+        d->retry_wait = 0;
         answer(d, j, true, NULL, false);
         if (d->quitting && d->quit_ticket == j->gen)
             d->quit = true;
     } else {
         char msg[900];
-        cpod_msg(msg, sizeof msg, "merge generation %" PRIu64 " failed: %.700s (kept; retried at "
-                 "the next flush)", j->gen, j->err.msg);
-        cpod_log("%s", msg);
+        long long cap = d->o.flush_ms > 1000 ? d->o.flush_ms : 1000;
+        d->retry_wait = d->retry_wait ? d->retry_wait * 2 : 1000;
+        if (d->retry_wait > cap)
+            d->retry_wait = cap;
+        d->retry_at = cpod_now_ms() + d->retry_wait;
+        d->failures++;
+        cpod_msg(msg, sizeof msg, "merge generation %" PRIu64 " failed: %.700s (kept; retried in "
+                 "%lld s, or at the next flush)", j->gen, j->err.msg, d->retry_wait / 1000);
+        /* Logged when the failure starts or changes, not at every attempt. */
+        if (strncmp(d->fail_msg, j->err.msg, sizeof d->fail_msg - 1)) {
+            cpod_log("%s", msg);
+            snprintf(d->fail_msg, sizeof d->fail_msg, "%.*s", (int)sizeof d->fail_msg - 1, j->err.msg);
+        } else if ((d->failures & (d->failures - 1)) == 0) {
+            cpod_log("merges still failing (%" PRIu64 " attempts): %.700s", d->failures, j->err.msg);
+        }
         d->retry = j;
-        /* A failed retry blocks every flush waiting behind it. */
+        /* The flush asked for has its answer: a failure. */
         answer(d, j, false, msg, j->retry);
-        if (j->retry)
-            d->want_flush = d->want_epoch = false;
+        d->want_flush = d->want_epoch = false;
         j->retry = true;
         if (d->quitting && (d->quit_ticket == j->gen || !d->quit_ticket)) {
             d->quit = true;
@@ -671,6 +692,8 @@ int cpod_serve(cpod *d)
         }
         if (!d->retry)
             disabled_journals = false;
+        else if (!d->running && now >= d->retry_at)
+            kick(d);
         expire_clients(d, now);
     }
     close(sfd);

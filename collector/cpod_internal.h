@@ -379,6 +379,10 @@ struct cpod {
     uint64_t merged_gen;   /* ... and fully in the database */
     uint64_t covered_gen;  /* ... or in a pending file (journals skip them) */
     cpod_job *retry;       /* a job the database refused, tried again first */
+    long long retry_at;    /* not before this (ms), unless a flush is asked for */
+    long long retry_wait;  /* the back-off: doubles per failure up to the flush interval */
+    uint64_t failures;     /* merges failed in a row */
+    char fail_msg[256];    /* what the last failure said (logged once while it repeats) */
     uint64_t journal_bytes;     /* journalled since the last merge */
 
     /* lifetime figures */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/outfile.h"
 #include "estimator/pprof.h"
 #include "estimator/protobuf.h"
 
@@ -391,15 +392,15 @@ bool est_pprof_write(const est_set *s, const char *file, est_error *err)
         snprintf(err->msg, sizeof err->msg, "%s: cannot compress the profile", file);
         return false;
     }
-    int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        snprintf(err->msg, sizeof err->msg, "%s: cannot create: %s", file, strerror(errno));
+    /* A temporary renamed over the file: a failed export keeps the old one. */
+    outfile of;
+    if (!outfile_open(&of, file, 0666, err->msg, sizeof err->msg)) {
         free(gz);
         return false;
     }
     size_t done = 0;
     while (ok && done < gn) {
-        ssize_t w = write(fd, gz + done, gn - done);
+        ssize_t w = write(of.fd, gz + done, gn - done);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
@@ -410,12 +411,10 @@ bool est_pprof_write(const est_set *s, const char *file, est_error *err)
             done += (size_t)w;
         }
     }
-    if (close(fd) != 0 && ok) {
-        snprintf(err->msg, sizeof err->msg, "%s: cannot write: %s", file, strerror(errno));
-        ok = false;
-    }
-    if (!ok)
-        unlink(file);
+    if (ok)
+        ok = outfile_commit(&of, err->msg, sizeof err->msg);
+    else
+        outfile_abort(&of);
     free(gz);
     return ok;
 }

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/outfile.h"
 #include "rewriter/internal.h"
 
 static uint64_t align_up(uint64_t v, uint64_t a)
@@ -144,7 +145,6 @@ bool rw_elf_write(rw_ctx *cx, const char *path)
     strtab names = { 0 };
     uint8_t *note = NULL, *amap = NULL;
     int fd = -1;
-    char *tmp = NULL;
     bool ok = false;
     if (!ph || !sh)
         goto oom;
@@ -257,16 +257,13 @@ bool rw_elf_write(rw_ctx *cx, const char *path)
         rw_fail(cx, "%s: output is the input image; write to a new file", path);
         goto out;
     }
-    size_t plen = strlen(path);
-    tmp = malloc(plen + 16);
-    if (!tmp)
-        goto oom;
-    snprintf(tmp, plen + 16, "%s.tmp%d", path, (int)getpid());
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0755);
-    if (fd < 0) {
-        rw_fail(cx, "%s: cannot create: %s", path, strerror(errno));
+    outfile of;
+    char oerr[512];
+    if (!outfile_open(&of, path, 0755, oerr, sizeof oerr)) {
+        rw_fail(cx, "%s", oerr);
         goto out;
     }
+    fd = of.fd;
     bool w = pwrite_all(fd, cx->out, aend, 0) &&
              pwrite_all(fd, ph, cx->phnum * sizeof *ph, cx->seg_off) &&
              pwrite_all(fd, cx->text, cx->text_size, cx->seg_off + (cx->text_addr - cx->seg_addr));
@@ -282,16 +279,14 @@ bool rw_elf_write(rw_ctx *cx, const char *path)
         pwrite_all(fd, names.s, names.n, names_off) &&
         pwrite_all(fd, sh, ns * sizeof *sh, eh.e_shoff) &&
         pwrite_all(fd, &eh, sizeof eh, 0);
-    if (!w || close(fd) != 0) {
-        rw_fail(cx, "%s: %s", path, strerror(errno));
-        fd = -1;
-        unlink(tmp);
+    fd = -1;
+    if (!w) {
+        rw_fail(cx, "%s: cannot write: %s", path, strerror(errno));
+        outfile_abort(&of);
         goto out;
     }
-    fd = -1;
-    if (rename(tmp, path) != 0) {
-        rw_fail(cx, "%s: %s", path, strerror(errno));
-        unlink(tmp);
+    if (!outfile_commit(&of, oerr, sizeof oerr)) {
+        rw_fail(cx, "%s", oerr);
         goto out;
     }
     ok = true;
@@ -299,11 +294,6 @@ bool rw_elf_write(rw_ctx *cx, const char *path)
 oom:
     rw_fail(cx, "out of memory writing %s", path);
 out:
-    if (fd >= 0) {
-        close(fd);
-        unlink(tmp);
-    }
-    free(tmp);
     free(ph);
     free(sh);
     free(names.s);

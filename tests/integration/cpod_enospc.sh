@@ -48,6 +48,16 @@ unshare -rm bash -c '
   "$BUILD/bin/cpo" flush --db "$db" >/dev/null 2>"$tmp/err"
   check "the daemon still serves, and retries the merge at the next flush" grep -q "merge generation 2 failed" "$tmp/err"
   check "the stored profiles are intact" same <(sum "$tmp/a")
+  # While the disk stays full the daemon backs off: no spinning, a quiet log.
+  pid=$(cat "$db"/.cpod/*/lock)
+  ticks() { awk "{ print \$14 + \$15 }" /proc/$pid/stat; }
+  sleep 1
+  t0=$(ticks) l0=$(stat -c %s "$log")
+  sleep 6
+  t1=$(ticks) l1=$(stat -c %s "$log")
+  echo "     over 6 s of a full disk: $((t1 - t0)) CPU ticks, $((l1 - l0)) bytes of log"
+  check "cpod stays under 1% of a core while merges fail" [ $((t1 - t0)) -le 6 ]
+  check "its log grows under 10 KB a minute" [ $((l1 - l0)) -lt 1000 ]
   rm -f "$tmp/mnt/fill"
   timeout 120 "$PROD" "$db" "$tmp/c" --seed 3 --samples 30000 --quiet $IMAGES || status=1
   "$BUILD/bin/cpo" flush --db "$db" >/dev/null

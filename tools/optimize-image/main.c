@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "cfg/cfg.h"
+#include "common/outfile.h"
 #include "rewriter/rewrite.h"
 
 static const char usage_text[] =
@@ -105,12 +106,16 @@ int main(int argc, char **argv)
     else
         ok = plan_read_file(planarg, &pl, err, sizeof err);
     if (ok && wplan) {
-        FILE *f = fopen(wplan, "w");
-        ok = f && plan_write(f, &pl);
-        if (f && fclose(f))
-            ok = false;
-        if (!ok)
+        outfile of;
+        ok = outfile_open(&of, wplan, 0666, err, sizeof err);
+        FILE *f = ok ? outfile_stream(&of) : NULL;
+        if (ok && (!f || !plan_write(f, &pl))) {
+            outfile_abort(&of);
             snprintf(err, sizeof err, "%s: cannot write the plan", wplan);
+            ok = false;
+        } else if (ok) {
+            ok = outfile_commit(&of, err, sizeof err);
+        }
     }
     rw_stats st;
     double t1 = now();

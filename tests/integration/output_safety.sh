@@ -1,0 +1,63 @@
+#!/bin/bash
+# Outputs are written safely (docs/decisions.md): optimize-image, its
+# --write-plan and cpo export refuse an output that is a device node, FIFO
+# or directory and leave it as it was; a symbolic link at the output is
+# replaced, its target untouched; a failed command leaves an existing
+# output whole and no temporary behind.
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+OPT=$BUILD/bin/optimize-image
+CPO=$BUILD/bin/cpo
+PROG=$BUILD/programs/intloop-static
+[ -x "$OPT" ] && [ -x "$CPO" ] || { echo "optimize-image or cpo not built (make)"; exit 77; }
+[ -f "$PROG" ] || { echo "$PROG missing (make programs)"; exit 77; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cpo-output-safety.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+failed=0 passed=0
+check() {
+  local what=$1; shift
+  if "$@"; then echo "ok   $what"; passed=$((passed + 1)); else echo "FAIL $what"; failed=$((failed + 1)); fi
+}
+sum_in=$(md5sum < "$PROG")
+
+mkfifo "$tmp/fifo"
+"$OPT" "$PROG" --plan identity -o "$tmp/fifo" > /dev/null 2> "$tmp/err"
+rc=$?
+check "optimize-image -o FIFO fails (exit $rc)" [ $rc -ne 0 ]
+check "... saying so: $(head -1 "$tmp/err")" grep -q "is a FIFO: refusing" "$tmp/err"
+check "... the FIFO is still a FIFO" [ -p "$tmp/fifo" ]
+mkdir "$tmp/dir"
+"$OPT" "$PROG" --plan identity -o "$tmp/dir" > /dev/null 2> "$tmp/err"
+check "optimize-image -o DIRECTORY refused" grep -q "is a directory: refusing" "$tmp/err"
+if [ "$(id -u)" = 0 ] && mknod "$tmp/null" c 1 3 2>/dev/null; then
+  "$OPT" "$PROG" --plan identity -o "$tmp/null" > /dev/null 2> "$tmp/err"
+  check "optimize-image -o a character device refused" grep -q "character device: refusing" "$tmp/err"
+  check "... the node is still a character device" [ -c "$tmp/null" ]
+  "$OPT" "$PROG" --plan identity --write-plan "$tmp/null" -o "$tmp/x" > /dev/null 2> "$tmp/err"
+  check "--write-plan to a character device refused" grep -q "character device: refusing" "$tmp/err"
+fi
+"$OPT" "$PROG" --plan identity --write-plan "$tmp/fifo" -o "$tmp/x" > /dev/null 2> "$tmp/err"
+check "--write-plan to a FIFO refused" grep -q "is a FIFO: refusing" "$tmp/err"
+
+echo precious > "$tmp/target"
+ln -s "$tmp/target" "$tmp/link"
+"$OPT" "$PROG" --plan identity -o "$tmp/link" > /dev/null 2> "$tmp/err"
+check "optimize-image -o SYMLINK succeeds" [ $? -eq 0 ]
+check "... the link's target is untouched" grep -qx precious "$tmp/target"
+check "... the link became the new image" [ -f "$tmp/link" -a ! -L "$tmp/link" ]
+
+echo "old image" > "$tmp/old"
+"$OPT" "$PROG" --plan "$tmp/no-such-plan" -o "$tmp/old" > /dev/null 2>&1
+check "a failed optimize-image leaves the old output whole" grep -qx "old image" "$tmp/old"
+echo "old profile" > "$tmp/old.pb.gz"
+"$CPO" export --pprof "$tmp/old.pb.gz" --db "$tmp/no-such-db" > /dev/null 2>&1
+check "a failed export leaves the old file whole" grep -qx "old profile" "$tmp/old.pb.gz"
+"$CPO" export --pprof "$tmp/fifo" --db "$tmp/no-such-db" > /dev/null 2>&1
+check "... and a FIFO a FIFO" [ -p "$tmp/fifo" ]
+left=$(ls -A "$tmp" | grep -c '^\.')
+check "no temporary left behind ($left)" [ "$left" -eq 0 ]
+check "the input image is unchanged" [ "$(md5sum < "$PROG")" = "$sum_in" ]
+
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
