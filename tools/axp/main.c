@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "alpha/ev5.h"
+#include "common/outfile.h"
 #include "machine/machine.h"
 #include "tools/axp/collect.h"
 
@@ -262,51 +263,63 @@ static axp_machine *make_machine(run_opts *o)
     return m;
 }
 
-/* The result files, opened before the run so a bad path fails first. */
-typedef struct results { FILE *sf, *xf, *tf; } results;
+/* The result files: temporaries made before the run, so a bad path fails
+ * first, and renamed into place only when written whole (common/outfile.h):
+ * a full disk or a killed run never leaves an empty or truncated file. */
+typedef struct results { outfile of[3]; bool open[3]; } results;
+enum { R_TRUTH, R_STATS, R_EXACT };
+static const char *const result_opt[3] = { "--truth", "--stats", "--exact" };
 
 static void results_close(results *r)
 {
-    if (r->tf)
-        fclose(r->tf);
-    if (r->sf)
-        fclose(r->sf);
-    if (r->xf)
-        fclose(r->xf);
+    for (int k = 0; k < 3; k++)
+        if (r->open[k])
+            outfile_abort(&r->of[k]);
+    memset(r, 0, sizeof *r);
 }
 
 static bool results_open(const run_opts *o, results *r)
 {
     memset(r, 0, sizeof *r);
-    const char *name[3] = { "--truth", "--stats", "--exact" };
     const char *path[3] = { o->truth, o->stats, o->exact };
-    FILE **f[3] = { &r->tf, &r->sf, &r->xf };
-    for (int k = 0; k < 3; k++)
-        if (path[k] && !(*f[k] = fopen(path[k], "w"))) {
-            fprintf(stderr, "axp: %s %s: %s\n", name[k], path[k], strerror(errno));
+    char err[512];
+    for (int k = 0; k < 3; k++) {
+        if (!path[k])
+            continue;
+        if (!outfile_open(&r->of[k], path[k], 0666, err, sizeof err) || !outfile_stream(&r->of[k])) {
+            fprintf(stderr, "axp: %s %s\n", result_opt[k], err);
+            if (r->of[k].tmp)
+                outfile_abort(&r->of[k]);
             results_close(r);
             return false;
         }
+        r->open[k] = true;
+    }
     return true;
 }
 
-/* Write and close the result files; status, or 1 when it was 0 and a
- * file could not be written. */
-static int results_write(axp_machine *m, const run_opts *o, results *r, int status)
+/* Write the result files; status, or 1 when it was 0 and a file could not
+ * be written (then no file is left in its place). */
+static int results_write(axp_machine *m, results *r, int status)
 {
-    if (r->sf && (axp_write_stats(m, r->sf) | fclose(r->sf))) {
-        fprintf(stderr, "axp: --stats %s: %s\n", o->stats, strerror(errno));
-        status = status ? status : 1;
+    int (*write[3])(axp_machine *, FILE *) = { axp_write_truth, axp_write_stats, axp_write_exact };
+    /* --stats first, as before: the cheapest to lose is written last. */
+    static const int order[3] = { R_STATS, R_EXACT, R_TRUTH };
+    char err[512];
+    for (int i = 0; i < 3; i++) {
+        int k = order[i];
+        if (!r->open[k])
+            continue;
+        r->open[k] = false;
+        if (write[k](m, r->of[k].fp) != 0) {
+            fprintf(stderr, "axp: %s %s: cannot write: %s\n", result_opt[k], r->of[k].path, strerror(errno));
+            outfile_abort(&r->of[k]);
+            status = status ? status : 1;
+        } else if (!outfile_commit(&r->of[k], err, sizeof err)) {
+            fprintf(stderr, "axp: %s %s\n", result_opt[k], err);
+            status = status ? status : 1;
+        }
     }
-    if (r->xf && (axp_write_exact(m, r->xf) | fclose(r->xf))) {
-        fprintf(stderr, "axp: --exact %s: %s\n", o->exact, strerror(errno));
-        status = status ? status : 1;
-    }
-    if (r->tf && (axp_write_truth(m, r->tf) | fclose(r->tf))) {
-        fprintf(stderr, "axp: --truth %s: %s\n", o->truth, strerror(errno));
-        status = status ? status : 1;
-    }
-    memset(r, 0, sizeof *r);
     return status;
 }
 
@@ -350,7 +363,7 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "axp: %s\n", err);
         status = status ? status : 1;
     }
-    status = results_write(m, &o, &res, status);
+    status = results_write(m, &res, status);
     collect_close(col);
     axp_free(m);
     return status;
