@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "alpha/insn.h"
 #include "machine/machine.h"
@@ -382,6 +383,10 @@ struct axp_machine {
     axp_config cfg;
     FILE *log;
     char *root;          /* guest root overlay directory */
+    char *work;          /* --sandbox: the working directory axp started in */
+    int workfd, rootfd;  /* --sandbox: the two trees the guest may see */
+    uint64_t mem_limit;  /* writable guest memory, all address spaces */
+    int max_threads;     /* live guest threads */
     cpu *cpus;
     int ncpu;
     uint64_t quantum;
@@ -548,12 +553,30 @@ bool fd_ready(int host, short events);
 typedef struct hpath {
     int dirfd;
     char *path;          /* malloc'd */
+    int own;             /* a descriptor hpath_free closes, or -1 */
+    bool magic;          /* path is /proc/self/fd/N of own: follow it */
 } hpath;
-int path_resolve(thread *t, int gdirfd, const char *gpath, hpath *out, bool creating);
+enum { PR_CREATE = 1, PR_NOFOLLOW = 2 };   /* path_resolve: the call creates; it does not follow a last link */
+int path_resolve(thread *t, int gdirfd, const char *gpath, hpath *out, unsigned how);
 void hpath_free(hpath *h);
+/* openat of a resolved path; never through one of the host's /proc magic
+ * links, never onto axp's own /proc files (errno EACCES). */
+int path_open(thread *t, hpath *hp, int hflags, mode_t mode);
 char *path_host_for_exec(machine *m, proc *p, const char *gpath, int *err);
 char *path_join_norm(const char *base, const char *rel);
-int path_virtual(thread *t, const char *gpath, char **exe_link);
+/* The machine's own names: 0 when gpath is not one; 1 when it is, with
+ * *fd (opened with host flags hflags) or, when link is given, *link (what
+ * readlink gives), or *err (an Alpha errno: not there, or refused). */
+int path_virtual(thread *t, const char *gpath, int hflags, int *fd, char **link, long *err);
+int path_sys(thread *t, const char *gpath);
+/* The program's guest path when gpath is /proc/self/exe or another guest
+ * process's exe link, else NULL. */
+char *path_exe_alias(thread *t, const char *gpath);
+
+/* Writable memory an address space commits (mem.c), and whether adding
+ * more bytes would pass the machine's --mem-limit over every live one. */
+uint64_t mm_committed(const mm *x);
+bool mem_over_limit(machine *m, uint64_t more);
 
 /* Host programs exec'd by guests (hostproc.c). */
 bool hostproc_can_run(const char *hostpath);

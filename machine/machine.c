@@ -6,9 +6,12 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,8 +43,40 @@ axp_machine *axp_new(const axp_config *cfg, char *err, size_t errsz)
             return NULL;
         }
     }
+    int workfd = -1, rootfd = -1;
+    char *work = NULL;
+    if (cfg->sandbox) {
+        /* the two trees a sandboxed guest sees, held open: the kernel
+         * confines every lookup to one of them */
+        work = getcwd(NULL, 0);
+        if (!rroot || !work) {
+            snprintf(err, errsz, "--sandbox: %s", rroot ? strerror(errno) : "needs a --root directory");
+            free(rroot);
+            free(work);
+            return NULL;
+        }
+        workfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        rootfd = open(rroot, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
+        int probe = (int)syscall(SYS_openat2, rootfd, ".", &how, sizeof how);
+        if (workfd < 0 || rootfd < 0 || probe < 0) {
+            snprintf(err, errsz, "--sandbox: %s", probe < 0 && workfd >= 0 && rootfd >= 0
+                     ? "this host's kernel has no openat2 (Linux 5.6 or later needed)" : strerror(errno));
+            free(rroot);
+            free(work);
+            if (workfd >= 0) close(workfd);
+            if (rootfd >= 0) close(rootfd);
+            return NULL;
+        }
+        close(probe);
+    }
     exec_init();
     machine *m = calloc(1, sizeof *m);
+    m->work = work;
+    m->mem_limit = cfg->mem_limit ? cfg->mem_limit : AXP_DEFAULT_MEM_LIMIT;
+    m->max_threads = cfg->max_threads ? cfg->max_threads : AXP_DEFAULT_MAX_THREADS;
+    m->workfd = workfd;
+    m->rootfd = rootfd;
     m->cfg = *cfg;
     m->log = cfg->log ? cfg->log : stderr;
     m->root = rroot;
@@ -79,6 +114,34 @@ axp_machine *axp_new(const axp_config *cfg, char *err, size_t errsz)
         setrlimit(RLIMIT_NOFILE, &rl);
     }
     return m;
+}
+
+void axp_fatal(const char *msg)
+{
+    static const char pre[] = "axp: internal error (not the guest's): ";
+    (void)!write(2, pre, sizeof pre - 1);
+    (void)!write(2, msg, strlen(msg));
+    (void)!write(2, "\n", 1);
+    _exit(AXP_EXIT_INTERNAL);
+}
+
+static void internal_fault(int sig)
+{
+    axp_fatal(sig == SIGSEGV ? "SIGSEGV in axp" : sig == SIGBUS ? "SIGBUS in axp"
+              : sig == SIGILL ? "SIGILL in axp" : sig == SIGFPE ? "SIGFPE in axp" : "axp aborted");
+}
+
+void axp_catch_internal_faults(void)
+{
+    /* on a stack of their own: a fault may be a stack overflow */
+    static char stack[1 << 16];
+    stack_t ss = { .ss_sp = stack, .ss_size = sizeof stack };
+    sigaltstack(&ss, NULL);
+    struct sigaction sa = { .sa_handler = internal_fault, .sa_flags = SA_ONSTACK | SA_RESETHAND };
+    sigemptyset(&sa.sa_mask);
+    static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction(sigs[i], &sa, NULL);
 }
 
 void axp_set_retire_hook(axp_machine *m, axp_retire_hook fn, void *ctx)
@@ -152,6 +215,11 @@ void axp_free(axp_machine *m)
     exact_free(m->x);
     free(m->cpus);
     free(m->root);
+    free(m->work);
+    if (m->workfd >= 0)
+        close(m->workfd);
+    if (m->rootfd >= 0)
+        close(m->rootfd);
     free(m);
 }
 

@@ -20,6 +20,9 @@ typedef struct axp_config {
     const char *root;       /* guest root overlay (sysroot); NULL: default */
     int ncpus;              /* simulated CPUs, >= 1 */
     bool strict;            /* stop on an unsupported system call */
+    bool sandbox;           /* confine guest files to the root and the working directory */
+    uint64_t mem_limit;     /* bytes of writable guest memory, all processes; 0: default */
+    int max_threads;        /* guest threads and processes alive at once; 0: default */
     bool exact;             /* collect exact execution counts */
     uint64_t quantum;       /* instructions per CPU per scheduling round; 0: default */
     uint64_t mhz;           /* simulated clock for guest time; 0: default */
@@ -27,6 +30,25 @@ typedef struct axp_config {
 } axp_config;
 
 #define AXP_DEFAULT_ROOT "/usr/alpha-linux-gnu"
+#define AXP_DEFAULT_MEM_LIMIT (4ULL << 30)
+#define AXP_DEFAULT_MAX_THREADS 1024
+
+/* axp's own exit statuses (docs/machine.md "Exit statuses"); everything
+ * else is the guest's: its exit code, or 128+N when signal N killed it. */
+enum {
+    AXP_EXIT_USAGE = 2,         /* bad command line */
+    AXP_EXIT_INTERNAL = 124,    /* axp itself failed: host out of memory, an internal fault */
+    AXP_EXIT_STOPPED = 125,     /* the machine had to stop: deadlock, --strict */
+    AXP_EXIT_NOEXEC = 126,      /* the program cannot be run */
+    AXP_EXIT_NOTFOUND = 127     /* the program does not exist */
+};
+
+/* axp's own failure, not the guest's: one line on stderr, exit
+ * AXP_EXIT_INTERNAL.  Async-signal-safe. */
+__attribute__((noreturn)) void axp_fatal(const char *msg);
+/* Report axp's own crashes (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT in
+ * axp itself) through axp_fatal, so they never look like the guest's. */
+void axp_catch_internal_faults(void);
 
 /* What each retired instruction looks like to a timing model or PMU. */
 typedef struct axp_retire {

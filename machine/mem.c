@@ -23,10 +23,8 @@ static frame zero_frame = { .refs = 1u << 30 };
 static frame *frame_new(void)
 {
     frame *f = aligned_alloc(64, sizeof(frame));
-    if (!f) {
-        fprintf(stderr, "axp: out of host memory for guest pages\n");
-        abort();
-    }
+    if (!f)
+        axp_fatal("the host is out of memory for guest pages");
     f->refs = 1;
     return f;
 }
@@ -102,9 +100,7 @@ static pte *pte_present(mm *x, uint64_t va)
     p->flags = PTE_MAPPED;
     if (v->file) {
         /* a file page, read the first time it is touched */
-        frame *f = aligned_alloc(64, sizeof(frame));
-        if (!f)
-            abort();
+        frame *f = frame_new();
         f->refs = 1;
         uint64_t pg = va & ~PG_MASK;
         ssize_t n = pread(v->file->fd, f->data, PG_SIZE, (off_t)(v->off + (pg - v->start)));
@@ -744,4 +740,38 @@ int mm_move(machine *m, mm *x, uint64_t from, uint64_t len, uint64_t to)
         tlb_flush_page(x, to + i);
     }
     return mm_unmap(m, x, from, len);
+}
+
+/* Private writable memory and shared anonymous memory: what can become
+ * frames of this address space's own.  Read-only and shared file mappings
+ * are the file's. */
+uint64_t mm_committed(const mm *x)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; x && i < x->nv; i++) {
+        const vma *v = &x->v[i];
+        if ((v->prot & GP_W) && !(v->shared && v->file))
+            n += v->end - v->start;
+    }
+    return n;
+}
+
+/* Strict accounting, as Linux's overcommit_memory=2: a mapping, brk or
+ * fork that would commit more than --mem-limit over every live address
+ * space fails with ENOMEM, so touching pages later never can. */
+bool mem_over_limit(machine *m, uint64_t more)
+{
+    uint64_t n = more;
+    for (proc *p = m->procs; p; p = p->all_next) {
+        if (!p->mm || p->state != P_LIVE)
+            continue;
+        bool seen = false;
+        for (proc *q = m->procs; q != p && !seen; q = q->all_next)
+            seen = q->mm == p->mm && q->state == P_LIVE;
+        if (!seen)
+            n += mm_committed(p->mm);
+        if (n > m->mem_limit)
+            return true;
+    }
+    return n > m->mem_limit;
 }

@@ -53,24 +53,26 @@ static long do_open(thread *t, int dirfd, uint64_t pathva, uint64_t flags, uint6
     char *gp = path_arg(t, pathva, &err);
     if (!gp)
         return err;
-    int host = -1;
-    char *abs = gp[0] == '/' ? strdup(gp) : NULL;
-    if (abs)
-        host = path_virtual(t, abs, NULL);
+    int host = gp[0] == '/' ? path_sys(t, gp) : -1;
+    long verr = 0;
+    if (host < 0 && path_virtual(t, gp, host_oflags(flags) & ~O_CREAT, &host, NULL, &verr) && verr) {
+        free(gp);
+        return verr;
+    }
     if (host < 0) {
         hpath hp;
-        long r = path_resolve(t, dirfd, gp, &hp, (flags & A_O_CREAT) != 0);
+        bool excl = (flags & A_O_CREAT) && (flags & A_O_EXCL);
+        long r = path_resolve(t, dirfd, gp, &hp, ((flags & A_O_CREAT) ? PR_CREATE : 0) |
+                              ((excl || (flags & A_O_NOFOLLOW)) ? PR_NOFOLLOW : 0));
         if (r) {
             free(gp);
-            free(abs);
             return r;
         }
-        host = openat(hp.dirfd, hp.path, host_oflags(flags), (mode_t)(mode & 07777 & ~(uint64_t)t->p->umask));
+        host = path_open(t, &hp, host_oflags(flags), (mode_t)(mode & 07777 & ~(uint64_t)t->p->umask));
         int e = errno;
         hpath_free(&hp);
         if (host < 0) {
             free(gp);
-            free(abs);
             return -xerrno(e);
         }
     }
@@ -78,7 +80,6 @@ static long do_open(thread *t, int dirfd, uint64_t pathva, uint64_t flags, uint6
                                               A_O_DIRECT | A_O_NOATIME | A_O_PATH | A_O_LARGEFILE)),
                          gp);
     free(gp);
-    free(abs);
     int fd = fd_install(t->p, f, 0, (flags & A_O_CLOEXEC) != 0);
     if (fd < 0)
         gfile_put(f);

@@ -29,7 +29,7 @@ SYS(brk)
         return -A_ENOMEM;
     uint64_t old_top = PAGE_UP(x->brk), new_top = PAGE_UP(want);
     if (new_top > old_top) {
-        if (!mm_range_free(x, old_top, new_top - old_top))
+        if (!mm_range_free(x, old_top, new_top - old_top) || mem_over_limit(t->m, new_top - old_top))
             return -A_ENOMEM;
         int r = mm_map(t->m, x, old_top, new_top - old_top, GP_R | GP_W, VMA_HEAP, NULL, 0, -1, 0);
         if (r)
@@ -66,6 +66,10 @@ SYS(mmap)
         if (f->kind != FK_REG && f->kind != FK_CHR)
             return -A_EACCES;
     }
+    /* --mem-limit: writable memory of the guest's own (a MAP_FIXED over
+     * an existing mapping is counted twice: stricter, never looser) */
+    if ((prot & GP_W) && !(f && type == A_MAP_SHARED) && mem_over_limit(m, len))
+        return -A_ENOMEM;
     uint64_t at;
     if (flags & (A_MAP_FIXED | A_MAP_FIXED_NOREPLACE)) {
         if (addr & PG_MASK)
@@ -177,6 +181,8 @@ SYS(mremap)
             mm_map(m, x, to + keep, nlen - keep, prot, VMA_ANON, NULL, 0, -1, 0);
         return (long)to;
     }
+    if (nlen > olen && (prot & GP_W) && mem_over_limit(m, nlen - olen))
+        return -A_ENOMEM;
     if (nlen <= olen) {
         if (nlen < olen)
             mm_unmap(m, x, old + nlen, olen - nlen);

@@ -38,27 +38,27 @@ SYS(faccessat) { return WITH_PATH((int)a[0], a[1], false, faccessat(hp.dirfd, hp
 SYS(faccessat2)
 {
     int hf = ((a[3] & A_AT_EACCESS) ? AT_EACCESS : 0) | ((a[3] & A_AT_SYMLINK_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0);
-    return WITH_PATH((int)a[0], a[1], false, faccessat(hp.dirfd, hp.path, amode(a[2]), hf));
+    return WITH_PATH((int)a[0], a[1], (hf & AT_SYMLINK_NOFOLLOW) ? PR_NOFOLLOW : 0, faccessat(hp.dirfd, hp.path, amode(a[2]), hf));
 }
-SYS(mkdir) { return WITH_PATH(A_AT_FDCWD, a[0], true, mkdirat(hp.dirfd, hp.path, (mode_t)(a[1] & ~(uint64_t)t->p->umask))); }
-SYS(mkdirat) { return WITH_PATH((int)a[0], a[1], true, mkdirat(hp.dirfd, hp.path, (mode_t)(a[2] & ~(uint64_t)t->p->umask))); }
-SYS(rmdir) { return WITH_PATH(A_AT_FDCWD, a[0], false, unlinkat(hp.dirfd, hp.path, AT_REMOVEDIR)); }
-SYS(unlink) { return WITH_PATH(A_AT_FDCWD, a[0], false, unlinkat(hp.dirfd, hp.path, 0)); }
+SYS(mkdir) { return WITH_PATH(A_AT_FDCWD, a[0], PR_CREATE | PR_NOFOLLOW, mkdirat(hp.dirfd, hp.path, (mode_t)(a[1] & ~(uint64_t)t->p->umask))); }
+SYS(mkdirat) { return WITH_PATH((int)a[0], a[1], PR_CREATE | PR_NOFOLLOW, mkdirat(hp.dirfd, hp.path, (mode_t)(a[2] & ~(uint64_t)t->p->umask))); }
+SYS(rmdir) { return WITH_PATH(A_AT_FDCWD, a[0], PR_NOFOLLOW, unlinkat(hp.dirfd, hp.path, AT_REMOVEDIR)); }
+SYS(unlink) { return WITH_PATH(A_AT_FDCWD, a[0], PR_NOFOLLOW, unlinkat(hp.dirfd, hp.path, 0)); }
 SYS(unlinkat)
 {
     int hf = (a[2] & A_AT_REMOVEDIR) ? AT_REMOVEDIR : 0;
-    return WITH_PATH((int)a[0], a[1], false, unlinkat(hp.dirfd, hp.path, hf));
+    return WITH_PATH((int)a[0], a[1], PR_NOFOLLOW, unlinkat(hp.dirfd, hp.path, hf));
 }
-SYS(mknod) { return WITH_PATH(A_AT_FDCWD, a[0], true, mknodat(hp.dirfd, hp.path, (mode_t)(a[1] & ~(uint64_t)t->p->umask), (dev_t)a[2])); }
-SYS(mknodat) { return WITH_PATH((int)a[0], a[1], true, mknodat(hp.dirfd, hp.path, (mode_t)(a[2] & ~(uint64_t)t->p->umask), (dev_t)a[3])); }
+SYS(mknod) { return WITH_PATH(A_AT_FDCWD, a[0], PR_CREATE | PR_NOFOLLOW, mknodat(hp.dirfd, hp.path, (mode_t)(a[1] & ~(uint64_t)t->p->umask), (dev_t)a[2])); }
+SYS(mknodat) { return WITH_PATH((int)a[0], a[1], PR_CREATE | PR_NOFOLLOW, mknodat(hp.dirfd, hp.path, (mode_t)(a[2] & ~(uint64_t)t->p->umask), (dev_t)a[3])); }
 SYS(chmod) { return WITH_PATH(A_AT_FDCWD, a[0], false, fchmodat(hp.dirfd, hp.path, (mode_t)a[1], 0)); }
 SYS(fchmodat) { return WITH_PATH((int)a[0], a[1], false, fchmodat(hp.dirfd, hp.path, (mode_t)a[2], 0)); }
 SYS(chown) { return WITH_PATH(A_AT_FDCWD, a[0], false, fchownat(hp.dirfd, hp.path, (uid_t)a[1], (gid_t)a[2], 0)); }
-SYS(lchown) { return WITH_PATH(A_AT_FDCWD, a[0], false, fchownat(hp.dirfd, hp.path, (uid_t)a[1], (gid_t)a[2], AT_SYMLINK_NOFOLLOW)); }
+SYS(lchown) { return WITH_PATH(A_AT_FDCWD, a[0], PR_NOFOLLOW, fchownat(hp.dirfd, hp.path, (uid_t)a[1], (gid_t)a[2], AT_SYMLINK_NOFOLLOW)); }
 SYS(fchownat)
 {
     int hf = ((a[4] & A_AT_SYMLINK_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0) | ((a[4] & A_AT_EMPTY_PATH) ? AT_EMPTY_PATH : 0);
-    return WITH_PATH((int)a[0], a[1], false, fchownat(hp.dirfd, hp.path, (uid_t)a[2], (gid_t)a[3], hf));
+    return WITH_PATH((int)a[0], a[1], (hf & AT_SYMLINK_NOFOLLOW) ? PR_NOFOLLOW : 0, fchownat(hp.dirfd, hp.path, (uid_t)a[2], (gid_t)a[3], hf));
 }
 SYS(fchmod)
 {
@@ -87,7 +87,7 @@ static int truncate_at(int dirfd, const char *path, off_t len)
 SYS(truncate) { return WITH_PATH(A_AT_FDCWD, a[0], false, truncate_at(hp.dirfd, hp.path, (off_t)a[1])); }
 
 /* Two-path calls. */
-static long two_paths(thread *t, int d1, uint64_t p1, int d2, uint64_t p2, hpath *h1, hpath *h2, bool create2)
+static long two_paths(thread *t, int d1, uint64_t p1, int d2, uint64_t p2, hpath *h1, hpath *h2, bool create2, bool follow1)
 {
     long err;
     char *g1 = path_arg(t, p1, &err);
@@ -98,9 +98,9 @@ static long two_paths(thread *t, int d1, uint64_t p1, int d2, uint64_t p2, hpath
         free(g1);
         return err;
     }
-    err = path_resolve(t, d1, g1, h1, false);
+    err = path_resolve(t, d1, g1, h1, follow1 ? 0 : PR_NOFOLLOW);
     if (!err) {
-        err = path_resolve(t, d2, g2, h2, create2);
+        err = path_resolve(t, d2, g2, h2, (create2 ? PR_CREATE : 0) | PR_NOFOLLOW);
         if (err)
             hpath_free(h1);
     }
@@ -112,7 +112,7 @@ static long two_paths(thread *t, int d1, uint64_t p1, int d2, uint64_t p2, hpath
 static long do_rename(thread *t, int d1, uint64_t p1, int d2, uint64_t p2, unsigned flags)
 {
     hpath h1, h2;
-    long r = two_paths(t, d1, p1, d2, p2, &h1, &h2, true);
+    long r = two_paths(t, d1, p1, d2, p2, &h1, &h2, true, false);
     if (r)
         return r;
     r = renameat2(h1.dirfd, h1.path, h2.dirfd, h2.path, flags) < 0 ? -xerrno(errno) : 0;
@@ -128,7 +128,7 @@ SYS(renameat2) { return do_rename(t, (int)a[0], a[1], (int)a[2], a[3], (unsigned
 static long do_link(thread *t, int d1, uint64_t p1, int d2, uint64_t p2, uint64_t flags)
 {
     hpath h1, h2;
-    long r = two_paths(t, d1, p1, d2, p2, &h1, &h2, true);
+    long r = two_paths(t, d1, p1, d2, p2, &h1, &h2, true, (flags & A_AT_SYMLINK_FOLLOW) != 0);
     if (r)
         return r;
     int hf = (flags & A_AT_SYMLINK_FOLLOW) ? AT_SYMLINK_FOLLOW : 0;
@@ -147,7 +147,7 @@ static long do_symlink(thread *t, uint64_t target, int dirfd, uint64_t lp)
     char *tg = path_arg(t, target, &err);
     if (!tg)
         return err;
-    err = WITH_PATH(dirfd, lp, true, symlinkat(tg, hp.dirfd, hp.path));
+    err = WITH_PATH(dirfd, lp, PR_CREATE | PR_NOFOLLOW, symlinkat(tg, hp.dirfd, hp.path));
     free(tg);
     return err;
 }
@@ -168,13 +168,18 @@ static long do_readlink(thread *t, int dirfd, uint64_t pathva, uint64_t buf, uin
     char *link = NULL;
     char tmp[PATH_MAX];
     ssize_t n;
-    if (gp[0] == '/' && path_virtual(t, gp, &link) == 0) {
+    int vfd;
+    if (path_virtual(t, gp, 0, &vfd, &link, &err)) {
+        if (err) {
+            free(gp);
+            return err;
+        }
         n = (ssize_t)strlen(link);
         memcpy(tmp, link, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp);
         free(link);
     } else {
         hpath hp;
-        err = path_resolve(t, dirfd, gp, &hp, false);
+        err = path_resolve(t, dirfd, gp, &hp, PR_NOFOLLOW);
         if (err) {
             free(gp);
             return err;
@@ -204,7 +209,7 @@ static long do_utimens(thread *t, int dirfd, uint64_t pathva, const struct times
             return -A_EBADF;
         return futimens(f->host, ts) < 0 ? -xerrno(errno) : 0;
     }
-    return WITH_PATH(dirfd, pathva, false, utimensat(hp.dirfd, hp.path, ts, hf));
+    return WITH_PATH(dirfd, pathva, (hf & AT_SYMLINK_NOFOLLOW) ? PR_NOFOLLOW : 0, utimensat(hp.dirfd, hp.path, ts, hf));
 }
 
 SYS(utimensat)

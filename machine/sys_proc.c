@@ -66,6 +66,12 @@ static long do_clone(thread *t, uint64_t flags, uint64_t sp, uint64_t ptid, uint
         return -A_EINVAL;
     if ((flags & A_CLONE_SIGHAND) && !(flags & A_CLONE_VM))
         return -A_EINVAL;
+    /* --max-threads, as RLIMIT_NPROC would; and a new address space's
+     * commitment within --mem-limit */
+    if (m->nlive >= m->max_threads)
+        return -A_EAGAIN;
+    if (!(flags & A_CLONE_VM) && mem_over_limit(m, mm_committed(t->mm)))
+        return -A_ENOMEM;
     if (flags & A_CLONE_THREAD) {
         thread *c = thread_new(m, p);
         copy_regs(c, t, sp);
@@ -211,6 +217,12 @@ SYS(execve)
         free_array(argv);
         free_array(envp);
         return err;
+    }
+    /* /proc/self/exe runs the guest's program again, not axp */
+    char *alias = path_exe_alias(t, gp);
+    if (alias) {
+        free(gp);
+        gp = alias;
     }
     int e = 0;
     char *host = path_host_for_exec(m, p, gp, &e);

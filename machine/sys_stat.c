@@ -85,7 +85,7 @@ static long host_stat(thread *t, int dirfd, uint64_t pathva, uint64_t flags, str
         return fstat(h, st) < 0 ? -xerrno(errno) : 0;
     }
     hpath hp;
-    long r = path_resolve(t, dirfd, gp, &hp, false);
+    long r = path_resolve(t, dirfd, gp, &hp, (hf & AT_SYMLINK_NOFOLLOW) ? PR_NOFOLLOW : 0);
     free(gp);
     if (r)
         return r;
@@ -138,7 +138,7 @@ SYS(statx)
         r = statx(h, "", hf | AT_EMPTY_PATH, (unsigned)a[3], &sx) < 0 ? -xerrno(errno) : 0;
     } else {
         hpath hp;
-        r = path_resolve(t, (int)a[0], gp, &hp, false);
+        r = path_resolve(t, (int)a[0], gp, &hp, (hf & AT_SYMLINK_NOFOLLOW) ? PR_NOFOLLOW : 0);
         if (!r) {
             r = statx(hp.dirfd, hp.path, hf, (unsigned)a[3], &sx) < 0 ? -xerrno(errno) : 0;
             hpath_free(&hp);

@@ -55,6 +55,24 @@ echo "old profile" > "$tmp/old.pb.gz"
 check "a failed export leaves the old file whole" grep -qx "old profile" "$tmp/old.pb.gz"
 "$CPO" export --pprof "$tmp/fifo" --db "$tmp/no-such-db" > /dev/null 2>&1
 check "... and a FIFO a FIFO" [ -p "$tmp/fifo" ]
+AXP=$BUILD/bin/axp
+if [ -x "$AXP" ]; then
+  "$AXP" run --stats "$tmp/fifo" -- "$PROG" > /dev/null 2> "$tmp/err"
+  check "axp --stats to a FIFO refused before the run" grep -q "is a FIFO: refusing" "$tmp/err"
+  LUA=$BUILD/workloads/bin/lua-static
+  if [ -x "$LUA" ]; then
+    echo "old stats" > "$tmp/stats.json"
+    "$AXP" run --stats "$tmp/stats.json" --exact "$tmp/exact" -- "$LUA" -e "for i = 1, 1e9 do end" > /dev/null 2>&1 &
+    pid=$!
+    sleep 1
+    kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+    check "axp killed mid-run: --stats keeps the old file" grep -qx "old stats" "$tmp/stats.json"
+    check "... and --exact leaves no file" [ ! -e "$tmp/exact" ]
+    rm -f "$tmp"/.stats.json.* "$tmp"/.exact.*   # a killed process cannot remove its temporaries
+  fi
+  "$AXP" run --stats "$tmp/stats.json" -- "$PROG" > /dev/null 2>&1
+  check "axp --stats replaces the file when the run ends" grep -q '"cycles"\|"instructions"' "$tmp/stats.json"
+fi
 left=$(ls -A "$tmp" | grep -c '^\.')
 check "no temporary left behind ($left)" [ "$left" -eq 0 ]
 check "the input image is unchanged" [ "$(md5sum < "$PROG")" = "$sum_in" ]

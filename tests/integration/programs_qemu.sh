@@ -25,7 +25,9 @@ READELF=${READELF:-alpha-linux-gnu-readelf}
 #   forkexec  re-executes itself (argv[0]); qemu-user hands execve to the
 #             host kernel, which cannot run an Alpha ELF without a binfmt_misc
 #             entry for qemu-alpha ("Exec format error").
-QEMU_CANNOT_RUN="forkexec"
+#   procself  re-executes itself through /proc/self/exe, which under
+#             qemu-user is qemu itself.
+QEMU_CANNOT_RUN="forkexec procself"
 
 for tool in "$QEMU" "$READELF"; do
   command -v "$tool" >/dev/null || { echo "$tool not installed"; exit 77; }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "alpha/ev5.h"
+#include "common/outfile.h"
 #include "machine/machine.h"
 #include "tools/axp/collect.h"
 
@@ -19,7 +20,8 @@ static void usage(FILE *f)
         "\n"
         "Runs an Alpha Linux executable (static or dynamic) on the simulated\n"
         "Alpha 21164 machine and exits with its status (128+N if signal N\n"
-        "killed it).\n"
+        "killed it).  axp's own statuses: 2 usage, 124 axp itself failed,\n"
+        "125 the machine stopped, 126 cannot run, 127 no such program.\n"
         "\n"
         "options:\n"
         "  --root DIR       Alpha root overlaid on the host's files (default %s)\n"
@@ -27,6 +29,12 @@ static void usage(FILE *f)
         "  --stats=FILE     write run statistics as JSON\n"
         "  --exact FILE     write exact execution counts (see docs/machine.md)\n"
         "  --strict         stop at the first unsupported system call\n"
+        "  --sandbox        confine the guest's files to the root and the working\n"
+        "                   directory (no host files elsewhere, no host /proc)\n"
+        "  --mem-limit MB   writable guest memory, all processes (default %llu);\n"
+        "                   beyond it mmap, brk and fork fail with ENOMEM\n"
+        "  --max-threads N  guest threads alive at once (default %d); beyond it\n"
+        "                   fork and clone fail with EAGAIN\n"
         "  --quantum N      instructions per CPU per scheduling round (default 20000)\n"
         "  --ev5 KEY=VALUE  run the EV5 cycle model, with this parameter changed\n"
         "                   (repeatable; --ev5 list prints them all)\n"
@@ -44,7 +52,7 @@ static void usage(FILE *f)
         "                   the driver's hash-table eviction policy (default front)\n"
         "  --sample-log FILE\n"
         "                   write every sample in order: CPU PID PC EVENT\n",
-        AXP_DEFAULT_ROOT);
+        AXP_DEFAULT_ROOT, (unsigned long long)(AXP_DEFAULT_MEM_LIMIT >> 20), AXP_DEFAULT_MAX_THREADS);
 }
 
 /* "--opt=VALUE" or "--opt VALUE"; NULL when argv[*i] is not --opt. */
@@ -76,33 +84,121 @@ static bool parse_u64(const char *s, uint64_t *out)
     return true;
 }
 
-/* Leave `axp run` before the program has run: close what is open. */
-static int abandon(axp_machine *m, collect *col, FILE *tf, FILE *sf, FILE *xf, int rc)
+/* What `axp run` was asked to do. */
+typedef struct run_opts {
+    axp_config cfg;
+    const char *stats, *exact, *pmu, *truth;
+    collect_options co;
+    bool policy_set, timing;
+    const char *ev5[256];
+    size_t nev5;
+    uint64_t seed;
+    int prog;                   /* argv index of the program */
+} run_opts;
+
+/* One option at argv[*i]: OPT_TAKEN, OPT_UNKNOWN, or the status to exit
+ * with now (0 after --help or --ev5 list). */
+enum { OPT_TAKEN = -1, OPT_UNKNOWN = -2 };
+static int run_option(int argc, char **argv, int *i, run_opts *o, bool *missing)
 {
-    if (tf)
-        fclose(tf);
-    if (sf)
-        fclose(sf);
-    if (xf)
-        fclose(xf);
-    collect_close(col);
-    axp_free(m);
-    return rc;
+    const char *a = argv[*i], *v;
+    uint64_t n;
+    if ((v = optval(argc, argv, i, "--root", missing))) {
+        o->cfg.root = v;
+    } else if ((v = optval(argc, argv, i, "--cpus", missing))) {
+        if (!parse_u64(v, &n) || n < 1 || n > 64) {
+            fprintf(stderr, "axp: --cpus: expected a number from 1 to 64, got '%s'\n", v);
+            return AXP_EXIT_USAGE;
+        }
+        o->cfg.ncpus = (int)n;
+    } else if ((v = optval(argc, argv, i, "--quantum", missing))) {
+        if (!parse_u64(v, &o->cfg.quantum) || o->cfg.quantum < 100) {
+            fprintf(stderr, "axp: --quantum: expected a number of at least 100, got '%s'\n", v);
+            return AXP_EXIT_USAGE;
+        }
+    } else if ((v = optval(argc, argv, i, "--mem-limit", missing))) {
+        if (!parse_u64(v, &n) || n < 16 || n > (1u << 30)) {
+            fprintf(stderr, "axp: --mem-limit: expected megabytes, at least 16, got '%s'\n", v);
+            return AXP_EXIT_USAGE;
+        }
+        o->cfg.mem_limit = n << 20;
+    } else if ((v = optval(argc, argv, i, "--max-threads", missing))) {
+        if (!parse_u64(v, &n) || n < 1 || n > 65536) {
+            fprintf(stderr, "axp: --max-threads: expected a number from 1 to 65536, got '%s'\n", v);
+            return AXP_EXIT_USAGE;
+        }
+        o->cfg.max_threads = (int)n;
+    } else if ((v = optval(argc, argv, i, "--stats", missing))) {
+        o->stats = v;
+    } else if ((v = optval(argc, argv, i, "--exact", missing))) {
+        o->exact = v;
+    } else if ((v = optval(argc, argv, i, "--ev5", missing))) {
+        if (!strcmp(v, "list")) {
+            ev5_params p;
+            ev5_defaults(&p);
+            for (size_t k = 0; k < ev5_param_count; k++) {
+                uint32_t val = 0;
+                ev5_get(&p, ev5_param_table[k].name, &val);
+                printf("%-26s %8u  %s\n", ev5_param_table[k].name, val, ev5_param_table[k].source);
+            }
+            return 0;
+        }
+        if (o->nev5 == sizeof o->ev5 / sizeof o->ev5[0]) {
+            fprintf(stderr, "axp: too many --ev5 options\n");
+            return AXP_EXIT_USAGE;
+        }
+        o->ev5[o->nev5++] = v;
+        o->timing = true;
+    } else if (!strcmp(a, "--timing")) {
+        o->timing = true;
+    } else if ((v = optval(argc, argv, i, "--pmu", missing))) {
+        o->pmu = v;
+    } else if ((v = optval(argc, argv, i, "--pmu-seed", missing))) {
+        if (!parse_u64(v, &o->seed)) {
+            fprintf(stderr, "axp: --pmu-seed: expected a number, got '%s'\n", v);
+            return AXP_EXIT_USAGE;
+        }
+    } else if ((v = optval(argc, argv, i, "--truth", missing))) {
+        o->truth = v;
+    } else if ((v = optval(argc, argv, i, "--collector", missing))) {
+        o->co.db_dir = v;
+    } else if ((v = optval(argc, argv, i, "--driver-policy", missing))) {
+        if (!strcmp(v, "front"))
+            o->co.policy = DRV_POLICY_FRONT;
+        else if (!strcmp(v, "rr"))
+            o->co.policy = DRV_POLICY_RR;
+        else {
+            fprintf(stderr, "axp: --driver-policy: expected front or rr, got '%s'\n", v);
+            return AXP_EXIT_USAGE;
+        }
+        o->policy_set = true;
+    } else if ((v = optval(argc, argv, i, "--driver", missing))) {
+        o->co.driver_path = v;
+    } else if ((v = optval(argc, argv, i, "--sample-log", missing))) {
+        o->co.sample_log = v;
+    } else if (!strcmp(a, "--strict")) {
+        o->cfg.strict = true;
+    } else if (!strcmp(a, "--sandbox")) {
+        o->cfg.sandbox = true;
+    } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        usage(stdout);
+        return 0;
+    } else {
+        return OPT_UNKNOWN;
+    }
+    return OPT_TAKEN;
 }
 
-static int cmd_run(int argc, char **argv)
+/* The command line into o: -1 to go on and run, else the status to exit with. */
+static int parse_run(int argc, char **argv, run_opts *o)
 {
-    axp_config cfg = { .ncpus = 1 };
-    const char *stats = NULL, *exact = NULL, *pmu = NULL, *truth = NULL;
-    collect_options co = { .policy = DRV_POLICY_FRONT };
-    bool policy_set = false;
-    const char *ev5[256];
-    size_t nev5 = 0;
-    bool timing = false;
-    uint64_t seed = 1;
+    memset(o, 0, sizeof *o);
+    o->cfg.ncpus = 1;
+    o->co.policy = DRV_POLICY_FRONT;
+    o->seed = 1;
     int i = 1;
     for (; i < argc; i++) {
-        const char *a = argv[i], *v;
+        const char *a = argv[i];
         bool missing = false;
         if (!strcmp(a, "--")) {
             i++;
@@ -110,146 +206,155 @@ static int cmd_run(int argc, char **argv)
         }
         if (a[0] != '-')
             break;
-        if ((v = optval(argc, argv, &i, "--root", &missing))) {
-            cfg.root = v;
-        } else if ((v = optval(argc, argv, &i, "--cpus", &missing))) {
-            uint64_t n;
-            if (!parse_u64(v, &n) || n < 1 || n > 64) {
-                fprintf(stderr, "axp: --cpus: expected a number from 1 to 64, got '%s'\n", v);
-                return 2;
-            }
-            cfg.ncpus = (int)n;
-        } else if ((v = optval(argc, argv, &i, "--quantum", &missing))) {
-            if (!parse_u64(v, &cfg.quantum) || cfg.quantum < 100) {
-                fprintf(stderr, "axp: --quantum: expected a number of at least 100, got '%s'\n", v);
-                return 2;
-            }
-        } else if ((v = optval(argc, argv, &i, "--stats", &missing))) {
-            stats = v;
-        } else if ((v = optval(argc, argv, &i, "--exact", &missing))) {
-            exact = v;
-        } else if ((v = optval(argc, argv, &i, "--ev5", &missing))) {
-            if (!strcmp(v, "list")) {
-                ev5_params p;
-                ev5_defaults(&p);
-                for (size_t k = 0; k < ev5_param_count; k++) {
-                    uint32_t val = 0;
-                    ev5_get(&p, ev5_param_table[k].name, &val);
-                    printf("%-26s %8u  %s\n", ev5_param_table[k].name, val, ev5_param_table[k].source);
-                }
-                return 0;
-            }
-            if (nev5 == sizeof ev5 / sizeof ev5[0]) {
-                fprintf(stderr, "axp: too many --ev5 options\n");
-                return 2;
-            }
-            ev5[nev5++] = v;
-            timing = true;
-        } else if (!strcmp(a, "--timing")) {
-            timing = true;
-        } else if ((v = optval(argc, argv, &i, "--pmu", &missing))) {
-            pmu = v;
-        } else if ((v = optval(argc, argv, &i, "--pmu-seed", &missing))) {
-            if (!parse_u64(v, &seed)) {
-                fprintf(stderr, "axp: --pmu-seed: expected a number, got '%s'\n", v);
-                return 2;
-            }
-        } else if ((v = optval(argc, argv, &i, "--truth", &missing))) {
-            truth = v;
-        } else if ((v = optval(argc, argv, &i, "--collector", &missing))) {
-            co.db_dir = v;
-        } else if ((v = optval(argc, argv, &i, "--driver-policy", &missing))) {
-            if (!strcmp(v, "front"))
-                co.policy = DRV_POLICY_FRONT;
-            else if (!strcmp(v, "rr"))
-                co.policy = DRV_POLICY_RR;
-            else {
-                fprintf(stderr, "axp: --driver-policy: expected front or rr, got '%s'\n", v);
-                return 2;
-            }
-            policy_set = true;
-        } else if ((v = optval(argc, argv, &i, "--driver", &missing))) {
-            co.driver_path = v;
-        } else if ((v = optval(argc, argv, &i, "--sample-log", &missing))) {
-            co.sample_log = v;
-        } else if (!strcmp(a, "--strict")) {
-            cfg.strict = true;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else {
-            if (missing)
-                fprintf(stderr, "axp: option %s needs a value\n", a);
-            else
-                fprintf(stderr, "axp: unknown option '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
+        int r = run_option(argc, argv, &i, o, &missing);
         if (missing) {
             fprintf(stderr, "axp: option %s needs a value\n", a);
-            return 2;
+            return AXP_EXIT_USAGE;
         }
+        if (r == OPT_UNKNOWN) {
+            fprintf(stderr, "axp: unknown option '%s'\n", a);
+            usage(stderr);
+            return AXP_EXIT_USAGE;
+        }
+        if (r != OPT_TAKEN)
+            return r;
     }
     if (i >= argc) {
         fprintf(stderr, "axp: no program to run\n");
         usage(stderr);
-        return 2;
+        return AXP_EXIT_USAGE;
     }
-    if (co.db_dir && co.driver_path) {
+    o->prog = i;
+    if (o->co.db_dir && o->co.driver_path) {
         fprintf(stderr, "axp: --collector and --driver: choose one destination for the samples\n");
-        return 2;
+        return AXP_EXIT_USAGE;
     }
-    const char *needs = co.db_dir ? "--collector" : co.driver_path ? "--driver"
-                      : policy_set ? "--driver-policy" : co.sample_log ? "--sample-log" : NULL;
-    if (needs && !pmu) {
+    const char *needs = o->co.db_dir ? "--collector" : o->co.driver_path ? "--driver"
+                      : o->policy_set ? "--driver-policy" : o->co.sample_log ? "--sample-log" : NULL;
+    if (needs && !o->pmu) {
         fprintf(stderr, "axp: %s needs --pmu (which events to sample)\n", needs);
-        return 2;
+        return AXP_EXIT_USAGE;
     }
-    cfg.exact = exact != NULL;
+    o->cfg.exact = o->exact != NULL;
+    return -1;
+}
+
+/* The machine the options describe, or NULL (said why). */
+static axp_machine *make_machine(run_opts *o)
+{
     char err[1024];
-    axp_machine *m = axp_new(&cfg, err, sizeof err);
+    axp_machine *m = axp_new(&o->cfg, err, sizeof err);
     if (!m) {
         fprintf(stderr, "axp: %s\n", err);
-        return 2;
+        return NULL;
     }
-    if ((timing || pmu || truth) && axp_set_timing(m, ev5, nev5, err, sizeof err)) {
+    if ((o->timing || o->pmu || o->truth) && axp_set_timing(m, o->ev5, o->nev5, err, sizeof err)) {
         fprintf(stderr, "axp: --ev5: %s\n", err);
         axp_free(m);
-        return 2;
+        return NULL;
     }
-    if (pmu && axp_set_pmu(m, pmu, seed, err, sizeof err)) {
+    if (o->pmu && axp_set_pmu(m, o->pmu, o->seed, err, sizeof err)) {
         fprintf(stderr, "axp: %s\n", err);
         axp_free(m);
-        return 2;
+        return NULL;
     }
-    if (truth)
+    if (o->truth)
         axp_record_truth(m);
-    /* open the result files first: a bad path should fail before the run */
-    FILE *sf = NULL, *xf = NULL, *tf = NULL;
-    if (truth && !(tf = fopen(truth, "w"))) {
-        fprintf(stderr, "axp: --truth %s: %s\n", truth, strerror(errno));
-        return abandon(m, NULL, tf, sf, xf, 2);
+    return m;
+}
+
+/* The result files: temporaries made before the run, so a bad path fails
+ * first, and renamed into place only when written whole (common/outfile.h):
+ * a full disk or a killed run never leaves an empty or truncated file. */
+typedef struct results { outfile of[3]; bool open[3]; } results;
+enum { R_TRUTH, R_STATS, R_EXACT };
+static const char *const result_opt[3] = { "--truth", "--stats", "--exact" };
+
+static void results_close(results *r)
+{
+    for (int k = 0; k < 3; k++)
+        if (r->open[k])
+            outfile_abort(&r->of[k]);
+    memset(r, 0, sizeof *r);
+}
+
+static bool results_open(const run_opts *o, results *r)
+{
+    memset(r, 0, sizeof *r);
+    const char *path[3] = { o->truth, o->stats, o->exact };
+    char err[512];
+    for (int k = 0; k < 3; k++) {
+        if (!path[k])
+            continue;
+        if (!outfile_open(&r->of[k], path[k], 0666, err, sizeof err) || !outfile_stream(&r->of[k])) {
+            fprintf(stderr, "axp: %s %s\n", result_opt[k], err);
+            if (r->of[k].tmp)
+                outfile_abort(&r->of[k]);
+            results_close(r);
+            return false;
+        }
+        r->open[k] = true;
     }
-    if (stats && !(sf = fopen(stats, "w"))) {
-        fprintf(stderr, "axp: --stats %s: %s\n", stats, strerror(errno));
-        return abandon(m, NULL, tf, sf, xf, 2);
+    return true;
+}
+
+/* Write the result files; status, or 1 when it was 0 and a file could not
+ * be written (then no file is left in its place). */
+static int results_write(axp_machine *m, results *r, int status)
+{
+    int (*write[3])(axp_machine *, FILE *) = { axp_write_truth, axp_write_stats, axp_write_exact };
+    /* --stats first, as before: the cheapest to lose is written last. */
+    static const int order[3] = { R_STATS, R_EXACT, R_TRUTH };
+    char err[512];
+    for (int i = 0; i < 3; i++) {
+        int k = order[i];
+        if (!r->open[k])
+            continue;
+        r->open[k] = false;
+        if (write[k](m, r->of[k].fp) != 0) {
+            fprintf(stderr, "axp: %s %s: cannot write: %s\n", result_opt[k], r->of[k].path, strerror(errno));
+            outfile_abort(&r->of[k]);
+            status = status ? status : 1;
+        } else if (!outfile_commit(&r->of[k], err, sizeof err)) {
+            fprintf(stderr, "axp: %s %s\n", result_opt[k], err);
+            status = status ? status : 1;
+        }
     }
-    if (exact && !(xf = fopen(exact, "w"))) {
-        fprintf(stderr, "axp: --exact %s: %s\n", exact, strerror(errno));
-        return abandon(m, NULL, tf, sf, xf, 2);
+    return status;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    run_opts o;
+    int rc = parse_run(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    axp_machine *m = make_machine(&o);
+    if (!m)
+        return AXP_EXIT_USAGE;
+    results res;
+    if (!results_open(&o, &res)) {
+        axp_free(m);
+        return AXP_EXIT_USAGE;
     }
-    const char *prog = argv[i];
+    const char *prog = argv[o.prog];
+    char err[1024];
     /* the samples' destination, before the program's images load */
     collect *col = NULL;
-    co.ncpus = (unsigned)cfg.ncpus;
-    co.program = prog;
-    if (pmu && !(col = collect_start(m, &co, err, sizeof err))) {
+    o.co.ncpus = (unsigned)o.cfg.ncpus;
+    o.co.program = prog;
+    if (o.pmu && !(col = collect_start(m, &o.co, err, sizeof err))) {
         fprintf(stderr, "axp: %s\n", err);
-        return abandon(m, NULL, tf, sf, xf, 2);
+        results_close(&res);
+        axp_free(m);
+        return AXP_EXIT_USAGE;
     }
-    if (axp_spawn(m, prog, argv + i, environ, err, sizeof err) != 0) {
+    if (axp_spawn(m, prog, argv + o.prog, environ, err, sizeof err) != 0) {
         fprintf(stderr, "axp: %s\n", err);
-        return abandon(m, col, tf, sf, xf, access(prog, F_OK) ? 127 : 126);
+        results_close(&res);
+        collect_close(col);
+        axp_free(m);
+        return access(prog, F_OK) ? AXP_EXIT_NOTFOUND : AXP_EXIT_NOEXEC;
     }
     axp_forward_host_signals();
     int status = axp_run(m);
@@ -258,24 +363,7 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "axp: %s\n", err);
         status = status ? status : 1;
     }
-    if (sf) {
-        if (axp_write_stats(m, sf) || fclose(sf)) {
-            fprintf(stderr, "axp: --stats %s: %s\n", stats, strerror(errno));
-            status = status ? status : 1;
-        }
-    }
-    if (xf) {
-        if (axp_write_exact(m, xf) || fclose(xf)) {
-            fprintf(stderr, "axp: --exact %s: %s\n", exact, strerror(errno));
-            status = status ? status : 1;
-        }
-    }
-    if (tf) {
-        if (axp_write_truth(m, tf) || fclose(tf)) {
-            fprintf(stderr, "axp: --truth %s: %s\n", truth, strerror(errno));
-            status = status ? status : 1;
-        }
-    }
+    status = results_write(m, &res, status);
     collect_close(col);
     axp_free(m);
     return status;
@@ -284,6 +372,7 @@ static int cmd_run(int argc, char **argv)
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);    /* a guest's broken pipe is its own EPIPE */
+    axp_catch_internal_faults(); /* axp's own crash must not look like the guest's */
     if (argc < 2) {
         usage(stderr);
         return 2;
