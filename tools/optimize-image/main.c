@@ -1,9 +1,13 @@
 /*
+ * optimize-image IMAGE --exact FILE [--report FILE] [--write-plan FILE] -o OUT
  * optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]
  *                [--write-plan FILE] [-v] -o OUT
  *
- * Applies a layout plan (docs/layout-plan.md) to an Alpha executable linked
- * with --emit-relocs and writes the rewritten executable to OUT.  `identity`
+ * With --exact, the optimizer (docs/optimizer.md) makes a layout plan from
+ * axp's exact counts of IMAGE; --report writes what it did per procedure and
+ * the cycles its cost model predicts.  With --plan, applies a given layout
+ * plan (docs/layout-plan.md).  Either way IMAGE, an Alpha executable linked
+ * with --emit-relocs, is rewritten to OUT.  `identity`
  * keeps the original order but moves all code; `random` makes a random
  * valid plan from --seed.  --check overwrites the old copy of moved code
  * with trapping instructions.  Prints a summary: procedures moved, and those
@@ -17,10 +21,13 @@
 #include <time.h>
 
 #include "cfg/cfg.h"
+#include "optimizer/optimize.h"
 #include "rewriter/rewrite.h"
+#include "tools/optimize-image/exact_bridge.h"
 
 static const char usage_text[] =
-    "usage: optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]\n"
+    "usage: optimize-image IMAGE --exact FILE [--report FILE] [--write-plan FILE] -o OUT\n"
+    "       optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]\n"
     "                      [--write-plan FILE] [-v] -o OUT\n";
 
 static double now(void)
@@ -30,10 +37,42 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The optimizer's plan from exact counts, and its report. */
+static bool optimize(const cfg_program *prog, const char *exact, const char *report, plan *pl,
+                     char *err, size_t errlen)
+{
+    plan_init(pl);
+    est_freq *f = exact_bridge_read(prog, exact, err, errlen);
+    if (!f)
+        return false;
+    opt_options o = { 0 };
+    opt_result res;
+    bool ok = opt_plan(prog, f, &o, pl, &res, err, errlen);
+    if (ok && report) {
+        FILE *rf = fopen(report, "w");
+        if (rf)
+            opt_report(rf, prog, &res);
+        if (!rf || fclose(rf)) {
+            snprintf(err, errlen, "%s: cannot write the report", report);
+            ok = false;
+        }
+    }
+    if (ok)
+        printf("optimizer: %zu procedures placed; predicted taken-branch cycles %.0f -> %.0f; "
+               "hot I-cache lines %llu -> %llu\n", pl->nprocs, res.bubbles_before,
+               res.bubbles_after, (unsigned long long)res.hot_lines_before,
+               (unsigned long long)res.hot_lines_after);
+    opt_result_free(&res);
+    est_freq_free(f);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "plan", required_argument, 0, 'p' },
+        { "exact", required_argument, 0, 'x' },
+        { "report", required_argument, 0, 'r' },
         { "seed", required_argument, 0, 's' },
         { "check", no_argument, 0, 'c' },
         { "write-plan", required_argument, 0, 'w' },
@@ -42,7 +81,7 @@ int main(int argc, char **argv)
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
-    const char *planarg = NULL, *out = NULL, *wplan = NULL;
+    const char *planarg = NULL, *out = NULL, *wplan = NULL, *exact = NULL, *report = NULL;
     uint64_t seed = 1;
     bool seeded = false;
     rw_options ro = { 0 };
@@ -50,6 +89,8 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "p:s:cw:vo:h", opts, NULL)) != -1) {
         switch (c) {
         case 'p': planarg = optarg; break;
+        case 'x': exact = optarg; break;
+        case 'r': report = optarg; break;
         case 's': {
             char *end;
             seed = strtoull(optarg, &end, 0);
@@ -68,11 +109,15 @@ int main(int argc, char **argv)
         default: fputs(usage_text, stderr); return 2;
         }
     }
-    if (optind + 1 != argc || !planarg || !out) {
+    if (optind + 1 != argc || !!planarg + !!exact != 1 || !out) {
         fputs(usage_text, stderr);
         return 2;
     }
-    if (seeded && strcmp(planarg, "random")) {
+    if (report && !exact) {
+        fprintf(stderr, "optimize-image: --report goes with --exact\n");
+        return 2;
+    }
+    if (seeded && (!planarg || strcmp(planarg, "random"))) {
         fprintf(stderr, "optimize-image: --seed goes with --plan random\n");
         return 2;
     }
@@ -98,7 +143,9 @@ int main(int argc, char **argv)
     }
     plan pl;
     bool ok;
-    if (!strcmp(planarg, "identity"))
+    if (exact)
+        ok = optimize(prog, exact, report, &pl, err, sizeof err);
+    else if (!strcmp(planarg, "identity"))
         ok = plan_identity(prog, &pl) || (snprintf(err, sizeof err, "out of memory"), false);
     else if (!strcmp(planarg, "random"))
         ok = plan_random(prog, seed, &pl) || (snprintf(err, sizeof err, "out of memory"), false);

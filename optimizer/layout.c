@@ -1,0 +1,350 @@
+/*
+ * optimizer/layout.c: the whole plan.
+ *
+ * Every procedure that ran gets its blocks chained (chains.c); the hot parts
+ * are then ordered by call affinity, Pettis-Hansen style: call edges by
+ * falling frequency join the groups of their caller and callee, and groups
+ * go out hottest per byte first.  Packing only the hot parts together is
+ * what matters on the EV5: its 8 KB I-cache is direct-mapped, so two pieces
+ * of hot code conflict exactly when they lie a multiple of 8 KB apart, and
+ * hot code that spans fewer bytes can only conflict less.  Procedures that
+ * never ran are not listed: the rewriter places them after the listed ones
+ * in address order, and the cold parts after everything.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "optimizer/internal.h"
+
+typedef struct cedge {
+    uint32_t a, b;
+    double w;
+} cedge;
+
+static int by_pair(const void *x, const void *y)
+{
+    const cedge *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return p->b < q->b ? -1 : p->b > q->b;
+}
+
+static int by_w(const void *x, const void *y)
+{
+    const cedge *p = x, *q = y;
+    if (p->w != q->w)
+        return p->w > q->w ? -1 : 1;
+    return by_pair(x, y);
+}
+
+typedef struct pinfo {
+    double insns, density;
+    uint32_t hot_bytes;
+    uint32_t grp, nxt;          /* group id (its first member), next member */
+    uint32_t last;              /* for a group's first member: its last */
+    double gw, gb;              /* for a group's first member: insns, bytes */
+} pinfo;
+
+static const pinfo *sort_pi;
+static int by_density(const void *x, const void *y)
+{
+    const pinfo *p = &sort_pi[*(const uint32_t *)x], *q = &sort_pi[*(const uint32_t *)y];
+    double dp = p->gw / (p->gb + 1), dq = q->gw / (q->gb + 1);
+    if (dp != dq)
+        return dp > dq ? -1 : 1;
+    return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
+}
+
+/* Call-affinity order of the procedures that ran: indices into prog->procs. */
+static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *pi,
+                             const uint32_t *ran, size_t nran, bool no_order)
+{
+    size_t cap = 16, ne = 0;
+    cedge *ce = malloc(cap * sizeof *ce);
+    uint32_t *grps = malloc((nran + 1) * sizeof *grps), *out = malloc((nran + 1) * sizeof *out);
+    if (!ce || !grps || !out)
+        goto oom;
+    for (size_t k = 0; k < nran && !no_order; k++) {
+        uint32_t i = ran[k];
+        const cfg_proc *p = &prog->procs[i];
+        for (size_t c = 0; c < p->ncalls; c++) {
+            const cfg_proc *q = p->calls[c].target ? cfg_proc_at(prog, p->calls[c].target) : NULL;
+            uint32_t j = q ? (uint32_t)(q - prog->procs) : i;
+            if (j == i || pi[j].insns <= 0 || p->calls[c].block >= p->nblocks)
+                continue;
+            if (ne == cap) {
+                cedge *nc = realloc(ce, (cap *= 2) * sizeof *ce);
+                if (!nc)
+                    goto oom;
+                ce = nc;
+            }
+            ce[ne++] = (cedge){ i < j ? i : j, i < j ? j : i, f->procs[i].block[p->calls[c].block] };
+        }
+    }
+    qsort(ce, ne, sizeof *ce, by_pair);
+    size_t m = 0;
+    for (size_t k = 0; k < ne; k++)
+        if (m && ce[m - 1].a == ce[k].a && ce[m - 1].b == ce[k].b)
+            ce[m - 1].w += ce[k].w;
+        else
+            ce[m++] = ce[k];
+    qsort(ce, m, sizeof *ce, by_w);
+    for (size_t k = 0; k < nran; k++) {
+        pinfo *x = &pi[ran[k]];
+        x->grp = x->last = ran[k];
+        x->nxt = CFG_NONE;
+        x->gw = x->insns;
+        x->gb = x->hot_bytes;
+    }
+    for (size_t k = 0; k < m; k++) {
+        uint32_t ga = pi[ce[k].a].grp, gb = pi[ce[k].b].grp;
+        if (ga == gb || ce[k].w <= 0)
+            continue;
+        pi[pi[ga].last].nxt = gb;               /* group a, then group b */
+        pi[ga].last = pi[gb].last;
+        pi[ga].gw += pi[gb].gw;
+        pi[ga].gb += pi[gb].gb;
+        for (uint32_t x = gb; x != CFG_NONE; x = pi[x].nxt)
+            pi[x].grp = ga;
+    }
+    size_t ng = 0;
+    for (size_t k = 0; k < nran; k++)
+        if (pi[ran[k]].grp == ran[k])
+            grps[ng++] = ran[k];
+    sort_pi = pi;
+    qsort(grps, ng, sizeof *grps, by_density);
+    size_t n = 0;
+    for (size_t g = 0; g < ng; g++)
+        for (uint32_t x = grps[g]; x != CFG_NONE; x = pi[x].nxt)
+            out[n++] = x;
+    free(ce);
+    free(grps);
+    return out;
+oom:
+    free(ce);
+    free(grps);
+    free(out);
+    return NULL;
+}
+
+/* I-cache lines the executed blocks touch, counted once each. */
+typedef struct lineset {
+    uint64_t *v;
+    size_t n, cap;
+} lineset;
+
+static bool add_lines(lineset *s, uint64_t start, uint64_t end, uint32_t line)
+{
+    for (uint64_t l = start / line; l <= (end - 1) / line; l++) {
+        if (s->n == s->cap) {
+            uint64_t *nv = realloc(s->v, (s->cap = s->cap ? 2 * s->cap : 1024) * sizeof *nv);
+            if (!nv)
+                return false;
+            s->v = nv;
+        }
+        s->v[s->n++] = l;
+    }
+    return true;
+}
+
+static int by_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static uint64_t count_lines(lineset *s)
+{
+    qsort(s->v, s->n, sizeof *s->v, by_u64);
+    uint64_t n = 0;
+    for (size_t i = 0; i < s->n; i++)
+        n += !i || s->v[i] != s->v[i - 1];
+    return n;
+}
+
+static double proc_insns(const cfg_proc *p, const est_proc_freq *fp, double *maxb)
+{
+    double s = 0;
+    *maxb = 0;
+    for (size_t b = 0; b < p->nblocks; b++) {
+        s += fp->block[b] * (double)((p->blocks[b].end - p->blocks[b].start) / 4);
+        if (fp->block[b] > *maxb)
+            *maxb = fp->block[b];
+    }
+    return s;
+}
+
+static uint32_t hot_bytes(const cfg_proc *p, const opt_proc_layout *L, uint32_t *cold)
+{
+    uint32_t h = 0, c = 0;
+    for (size_t i = 0; i < L->n; i++) {
+        uint32_t sz = (uint32_t)(p->blocks[L->order[i]].end - p->blocks[L->order[i]].start);
+        if (L->split != PLAN_NOSPLIT && i >= L->split)
+            c += sz;
+        else
+            h += sz + (L->align[i] ? L->align[i] - 4 : 0);
+    }
+    *cold = c;
+    return h;
+}
+
+bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, plan *pl,
+              opt_result *res, char *err, size_t errlen)
+{
+    ev5_params defp;
+    const ev5_params *ev5 = o->ev5;
+    if (!ev5) {
+        ev5_defaults(&defp);
+        ev5 = &defp;
+    }
+    plan_init(pl);
+    pl->name = "optimizer";
+    memset(res, 0, sizeof *res);
+    size_t np = prog->nprocs, nran = 0;
+    pinfo *pi = calloc(np + 1, sizeof *pi);
+    uint32_t *ran = malloc((np + 1) * sizeof *ran), *order = NULL;
+    opt_proc_layout *L = calloc(np + 1, sizeof *L);
+    res->notes = calloc(np + 1, sizeof *res->notes);
+    lineset before = { 0 }, after = { 0 };
+    bool ok = pi && ran && L && res->notes;
+    uint32_t line = ev5->icache.line;
+    for (size_t i = 0; ok && i < np; i++) {
+        const cfg_proc *p = &prog->procs[i];
+        const est_proc_freq *fp = &f->procs[i];
+        double maxb;
+        pi[i].insns = proc_insns(p, fp, &maxb);
+        res->insns += pi[i].insns;
+        if (pi[i].insns <= 0 || !p->nblocks)
+            continue;
+        ran[nran++] = (uint32_t)i;
+        ok = opt_chain_proc(p, fp, o, &L[i]);
+        if (ok && !o->no_align)
+            opt_align_proc(p, fp, ev5, &L[i], maxb);
+        uint32_t cold;
+        pi[i].hot_bytes = ok ? hot_bytes(p, &L[i], &cold) : 0;
+        for (size_t b = 0; ok && b < p->nblocks; b++)
+            if (fp->block[b] > 0)
+                ok = add_lines(&before, p->blocks[b].start, p->blocks[b].end, line);
+    }
+    if (ok && !(order = order_procs(prog, f, pi, ran, nran, o->no_order)))
+        ok = false;
+    uint64_t off = 0;
+    for (size_t k = 0; ok && k < nran; k++) {
+        uint32_t i = order[k];
+        const cfg_proc *p = &prog->procs[i];
+        const est_proc_freq *fp = &f->procs[i];
+        opt_proc_layout *Lp = &L[i];
+        plan_proc *pp = plan_add_proc(pl, p->start, 0);
+        ok = pp != NULL;
+        opt_proc_note *nt = &res->notes[res->nnotes++];
+        nt->proc = i;
+        nt->insns = pi[i].insns;
+        nt->action = (p->flags & CFG_PF_MISSING) ? OPT_MOVED : OPT_CHAINED;
+        nt->why = (p->flags & CFG_PF_MISSING) ? "control flow not fully known: moved whole" : NULL;
+        nt->hot_bytes = hot_bytes(p, Lp, &nt->cold_bytes);
+        off = (off + 15) & ~(uint64_t)15;
+        size_t hot = Lp->split == PLAN_NOSPLIT ? Lp->n : Lp->split;
+        for (size_t b = 0; ok && b < Lp->n; b++) {
+            if (b == Lp->split)
+                plan_set_split(pp);
+            ok = plan_add_block(pp, p->blocks[Lp->order[b]].start, Lp->align[b]);
+            nt->aligned += Lp->align[b] != 0;
+            if (b < hot) {
+                const cfg_block *B = &p->blocks[Lp->order[b]];
+                if (Lp->align[b])
+                    off = (off + Lp->align[b] - 1) & ~(uint64_t)(Lp->align[b] - 1);
+                if (ok && fp->block[Lp->order[b]] > 0)
+                    ok = add_lines(&after, off, off + (B->end - B->start), line);
+                off += B->end - B->start;
+            }
+        }
+        if (!ok)
+            break;
+        uint32_t *orig = malloc(p->nblocks * sizeof *orig);
+        if (!(ok = orig != NULL))
+            break;
+        for (uint32_t b = 0; b < p->nblocks; b++)
+            orig[b] = b;
+        nt->cost_before = opt_fetch_cost(p, fp, orig, p->nblocks, ev5);
+        nt->cost_after = opt_fetch_cost(p, fp, Lp->order, hot, ev5) +
+                         opt_fetch_cost(p, fp, Lp->order + hot, Lp->n - hot, ev5);
+        free(orig);
+        res->bubbles_before += nt->cost_before;
+        res->bubbles_after += nt->cost_after;
+    }
+    for (size_t i = 0; ok && i < np; i++)
+        if (pi[i].insns <= 0) {
+            opt_proc_note *nt = &res->notes[res->nnotes++];
+            nt->proc = (uint32_t)i;
+            nt->action = OPT_COLD;
+            nt->why = "never ran";
+        }
+    if (ok) {
+        res->hot_lines_before = count_lines(&before);
+        res->hot_lines_after = count_lines(&after);
+    }
+    for (size_t i = 0; i < np && L; i++) {
+        free(L[i].order);
+        free(L[i].align);
+    }
+    free(L);
+    free(pi);
+    free(ran);
+    free(order);
+    free(before.v);
+    free(after.v);
+    if (!ok) {
+        snprintf(err, errlen, "optimizer: out of memory");
+        plan_free(pl);
+        opt_result_free(res);
+    }
+    return ok;
+}
+
+void opt_result_free(opt_result *res)
+{
+    free(res->notes);
+    memset(res, 0, sizeof *res);
+}
+
+static const char *action_name(unsigned a)
+{
+    static const char *const names[] = { "cold", "moved", "chained", "pinned" };
+    return a < 4 ? names[a] : "?";
+}
+
+void opt_report(FILE *out, const cfg_program *prog, const opt_result *r)
+{
+    size_t ran = 0, split = 0, aligned = 0;
+    uint64_t hot = 0;
+    for (size_t k = 0; k < r->nnotes; k++) {
+        const opt_proc_note *n = &r->notes[k];
+        ran += n->action != OPT_COLD;
+        split += n->cold_bytes != 0;
+        aligned += n->aligned;
+        hot += n->hot_bytes;
+    }
+    fprintf(out, "# cpo optimizer report\n");
+    fprintf(out, "procedures: %zu, %zu ran; %zu split; %zu blocks aligned\n", prog->nprocs, ran,
+            split, aligned);
+    fprintf(out, "hot code: %llu bytes; I-cache lines it touches: %llu before, %llu after\n",
+            (unsigned long long)hot, (unsigned long long)r->hot_lines_before,
+            (unsigned long long)r->hot_lines_after);
+    fprintf(out, "predicted taken-branch cycles: %.0f before, %.0f after (%.0f saved, %.2f%% of "
+            "%.0f instructions)\n", r->bubbles_before, r->bubbles_after,
+            r->bubbles_before - r->bubbles_after,
+            r->insns > 0 ? 100 * (r->bubbles_before - r->bubbles_after) / r->insns : 0, r->insns);
+    fprintf(out, "# order action insns%% hot-bytes cold-bytes aligned cycles-before cycles-after name [why]\n");
+    for (size_t k = 0; k < r->nnotes; k++) {
+        const opt_proc_note *n = &r->notes[k];
+        if (n->action == OPT_COLD)
+            continue;
+        const cfg_proc *p = &prog->procs[n->proc];
+        fprintf(out, "%zu %s %.3f %u %u %u %.0f %.0f %s%s%s\n", k, action_name(n->action),
+                r->insns > 0 ? 100 * n->insns / r->insns : 0, n->hot_bytes, n->cold_bytes,
+                n->aligned, n->cost_before, n->cost_after, p->name ? p->name : "?",
+                n->why ? " # " : "", n->why ? n->why : "");
+    }
+    fprintf(out, "# %zu procedures never ran: left in address order after the hot code\n",
+            prog->nprocs - ran);
+}

@@ -1,0 +1,208 @@
+/*
+ * tools/optimize-image/exact_bridge.c: frequencies from axp's exact counts
+ * (docs/machine.md, "Exact counts") for the optimizer, until the estimator's
+ * est_freq_from_exact replaces this file.
+ *
+ * A CFG block's count is the count of its first instruction: the sum of the
+ * runs that cover it (a difference array over run starts and ends).  A
+ * conditional branch's edges are its T and N records; a table jump's edges
+ * its target histogram; any other fall-through the count of the block's last
+ * instruction.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/optimize-image/exact_bridge.h"
+
+typedef struct ev { uint64_t addr; double d; } ev;
+typedef struct xe { uint64_t from, to; double c; char kind; } xe;
+
+static int by_addr(const void *a, const void *b)
+{
+    uint64_t x = ((const ev *)a)->addr, y = ((const ev *)b)->addr;
+    return x < y ? -1 : x > y;
+}
+
+static int by_from(const void *a, const void *b)
+{
+    const xe *x = a, *y = b;
+    if (x->from != y->from)
+        return x->from < y->from ? -1 : 1;
+    return x->to < y->to ? -1 : x->to > y->to;
+}
+
+#define PUSH(arr, n, cap, val) do {                                      \
+        if (n == cap) {                                                  \
+            void *np_ = realloc(arr, (cap = cap ? 2 * cap : 4096) * sizeof *arr); \
+            if (!np_) goto oom;                                          \
+            arr = np_;                                                   \
+        }                                                                \
+        arr[n++] = val;                                                  \
+    } while (0)
+
+/* Count of the instruction at a: prefix sum of the events before or at a. */
+static double count_at(const ev *v, const double *pre, size_t n, uint64_t a)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t m = (lo + hi) / 2;
+        if (v[m].addr <= a)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo ? pre[lo - 1] : 0;
+}
+
+static double edge_count(const xe *x, size_t n, uint64_t from, uint64_t to, int kind)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t m = (lo + hi) / 2;
+        if (x[m].from < from)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    double c = 0;
+    for (; lo < n && x[lo].from == from; lo++)
+        if (x[lo].to == to && (!kind || x[lo].kind == kind))
+            c += x[lo].c;
+    return c;
+}
+
+est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, char *err, size_t errlen)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char want[130];
+    image_build_id_hex(cfg->img, want, sizeof want);
+    ev *v = NULL;
+    xe *x = NULL;
+    size_t nv = 0, cv = 0, nx = 0, cx = 0;
+    double *pre = NULL;
+    est_freq *f = NULL;
+    char line[8192];
+    long img = -1, lineno = 0;
+    bool found = false;
+    while (fgets(line, sizeof line, fp)) {
+        lineno++;
+        long n, m;
+        uint64_t a, b;
+        double c;
+        char kind[16], bid[160];
+        if (line[0] == '#')
+            continue;
+        if (sscanf(line, "image %ld %159s", &n, bid) == 2) {
+            if (!strcmp(bid, want)) {
+                img = n;
+                found = true;
+            }
+        } else if (sscanf(line, "block %ld %" SCNx64 " %" SCNx64 " %lf", &n, &a, &b, &c) == 4) {
+            if (n == img && b > a) {
+                PUSH(v, nv, cv, ((ev){ a, c }));
+                PUSH(v, nv, cv, ((ev){ b, -c }));
+            }
+        } else if (sscanf(line, "edge %ld %" SCNx64 " %15s %ld %" SCNx64 " %lf", &n, &a, kind, &m, &b, &c) == 6) {
+            if (n == img && m == img)
+                PUSH(x, nx, cx, ((xe){ a, b, c, kind[0] }));
+        } else if (!strncmp(line, "entry ", 6) || !strncmp(line, "exit ", 5) ||
+                   !strncmp(line, "branch ", 7) || !strncmp(line, "jump ", 5) ||
+                   !strncmp(line, "call ", 5) || line[0] == '\n') {
+            continue;
+        } else {
+            snprintf(err, errlen, "%s:%ld: not a line of axp's exact counts", path, lineno);
+            goto fail;
+        }
+    }
+    if (ferror(fp)) {
+        snprintf(err, errlen, "%s: read error", path);
+        goto fail;
+    }
+    if (!found) {
+        snprintf(err, errlen, "%s: no counts for this image (build-id %s)", path, want);
+        goto fail;
+    }
+    qsort(v, nv, sizeof *v, by_addr);
+    qsort(x, nx, sizeof *x, by_from);
+    pre = malloc((nv + 1) * sizeof *pre);
+    f = calloc(1, sizeof *f);
+    if (!pre || !f || !(f->procs = calloc(cfg->nprocs + 1, sizeof *f->procs)))
+        goto oom;
+    f->cfg = cfg;
+    double s = 0;
+    for (size_t i = 0; i < nv; i++)
+        pre[i] = s += v[i].d;
+    for (size_t i = 0; i < cfg->nprocs; i++) {
+        const cfg_proc *p = &cfg->procs[i];
+        est_proc_freq *q = &f->procs[i];
+        q->block = calloc(p->nblocks + 1, sizeof *q->block);
+        q->block_conf = malloc(p->nblocks + 1);
+        q->edge = calloc(p->nedges + 1, sizeof *q->edge);
+        q->edge_conf = malloc(p->nedges + 1);
+        if (!q->block || !q->block_conf || !q->edge || !q->edge_conf)
+            goto oom;
+        memset(q->block_conf, EST_CONF_EXACT, p->nblocks + 1);
+        memset(q->edge_conf, EST_CONF_EXACT, p->nedges + 1);
+        for (size_t b = 0; b < p->nblocks; b++)
+            q->block[b] = count_at(v, pre, nv, p->blocks[b].start);
+        for (size_t e = 0; e < p->nedges; e++) {
+            const cfg_edge *E = &p->edges[e];
+            if (E->from >= p->nblocks)
+                continue;
+            const cfg_block *B = &p->blocks[E->from];
+            uint64_t last = B->end - 4, to = E->to < p->nblocks ? p->blocks[E->to].start : E->target;
+            double tk = edge_count(x, nx, last, B->end, 'N');
+            switch (E->kind) {
+            case CFG_EDGE_TAKEN: case CFG_EDGE_TABLE: case CFG_EDGE_OUT:
+                q->edge[e] = edge_count(x, nx, last, to, 0);
+                if (E->kind == CFG_EDGE_OUT && !q->edge[e])
+                    q->edge[e] = 0;
+                break;
+            case CFG_EDGE_FALL:
+                /* a conditional branch records its fall-through as N */
+                q->edge[e] = tk > 0 || edge_count(x, nx, last, E->target, 'T') > 0
+                                 ? tk : count_at(v, pre, nv, last);
+                break;
+            case CFG_EDGE_RETURN:
+                q->edge[e] = count_at(v, pre, nv, last);
+                break;
+            default:
+                q->edge[e] = q->block[E->to < p->nblocks ? E->to : 0];
+            }
+        }
+    }
+    free(v);
+    free(x);
+    free(pre);
+    fclose(fp);
+    return f;
+oom:
+    snprintf(err, errlen, "%s: out of memory", path);
+fail:
+    free(v);
+    free(x);
+    free(pre);
+    est_freq_free(f);
+    fclose(fp);
+    return NULL;
+}
+
+void est_freq_free(est_freq *f)
+{
+    if (!f)
+        return;
+    for (size_t i = 0; f->procs && i < f->cfg->nprocs; i++) {
+        free(f->procs[i].block);
+        free(f->procs[i].block_conf);
+        free(f->procs[i].edge);
+        free(f->procs[i].edge_conf);
+    }
+    free(f->procs);
+    free(f);
+}
