@@ -37,6 +37,24 @@ static bool sure_cold(const est_proc_freq *fp, uint32_t b)
     return fp->block[b] <= 0 && fp->block_conf[b] >= EST_CONF_MEDIUM;
 }
 
+static double chain_heat(const est_proc_freq *fp, const uint32_t *next, uint32_t h)
+{
+    double heat = 0;
+    for (uint32_t x = h; x != CFG_NONE; x = next[x])
+        if (fp->block[x] > heat)
+            heat = fp->block[x];
+    return heat;
+}
+
+/* Warm, and the estimate sure enough to send it to the cold area. */
+static bool warm_sure(const est_proc_freq *fp, const uint32_t *next, uint32_t h)
+{
+    for (uint32_t x = h; x != CFG_NONE; x = next[x])
+        if (fp->block_conf[x] < EST_CONF_HIGH)
+            return false;
+    return true;
+}
+
 /* Chains as linked lists: next[], and for each chain head its tail. */
 bool opt_chain_proc(const cfg_proc *p, const est_proc_freq *fp, const opt_options *o,
                     opt_proc_layout *out)
@@ -83,7 +101,6 @@ bool opt_chain_proc(const cfg_proc *p, const est_proc_freq *fp, const opt_option
         for (uint32_t x = v; x != CFG_NONE; x = next[x])
             head[x] = h;
     }
-    /* Chain heat: the hottest block in it; sure-cold when all are. */
     size_t n = 0;
     uint32_t entry = 0;
     for (uint32_t b = 0; b < nb; b++)
@@ -91,7 +108,14 @@ bool opt_chain_proc(const cfg_proc *p, const est_proc_freq *fp, const opt_option
             entry = head[b];
             break;
         }
-    /* Place hot chains greedily by their connection to the placed ones. */
+    double pmax = 0;
+    for (uint32_t b = 0; b < nb; b++)
+        if (fp->block[b] > pmax)
+            pmax = fp->block[b];
+    /* Place hot chains greedily by their connection to the placed ones;
+     * chains that ran but far less than the hottest block (warm) follow in
+     * falling heat, so the hot ones sit together on as few lines as can be. */
+    double warm_below = pmax * OPT_WARM_SHARE;
     for (uint32_t c = entry;;) {
         for (uint32_t x = c; x != CFG_NONE; x = next[x]) {
             out->order[n++] = x;
@@ -110,11 +134,8 @@ bool opt_chain_proc(const cfg_proc *p, const est_proc_freq *fp, const opt_option
         for (uint32_t h = 0; h < nb; h++) {
             if (head[h] != h || placed[h])
                 continue;
-            double heat = 0;
-            for (uint32_t x = h; x != CFG_NONE; x = next[x])
-                if (fp->block[x] > heat)
-                    heat = fp->block[x];
-            if (heat <= 0)
+            double heat = chain_heat(fp, next, h);
+            if (heat <= 0 || heat < warm_below)
                 continue;
             if (score[h] > bs || (score[h] == bs && heat > bh))
                 best = h, bs = score[h], bh = heat;
@@ -123,8 +144,26 @@ bool opt_chain_proc(const cfg_proc *p, const est_proc_freq *fp, const opt_option
             break;
         c = best;
     }
-    /* Chains that never ran: those the estimate is unsure of stay hot. */
-    for (int pass = 0; pass < 2; pass++) {
+    /* Warm chains by falling heat; then, in address order, chains that
+     * never ran: to the cold area when the estimate is sure of it (and warm
+     * ones too when asked), else at the end of the hot part. */
+    for (;;) {
+        uint32_t best = CFG_NONE;
+        double bh = 0;
+        for (uint32_t h = 0; h < nb; h++)
+            if (head[h] == h && !placed[h] && !(o->split_warm && warm_sure(fp, next, h))) {
+                double heat = chain_heat(fp, next, h);
+                if (heat > bh)
+                    best = h, bh = heat;
+            }
+        if (best == CFG_NONE)
+            break;
+        for (uint32_t x = best; x != CFG_NONE; x = next[x]) {
+            out->order[n++] = x;
+            placed[x] = 1;
+        }
+    }
+    for (int pass = 0; pass < 3; pass++) {
         if (pass == 1)
             out->split = n;
         for (uint32_t h = 0; h < nb; h++) {
@@ -133,7 +172,9 @@ bool opt_chain_proc(const cfg_proc *p, const est_proc_freq *fp, const opt_option
             bool cold = !o->no_split;
             for (uint32_t x = h; x != CFG_NONE; x = next[x])
                 cold = cold && sure_cold(fp, x);
-            if (cold != (pass == 1))
+            bool warm = chain_heat(fp, next, h) > 0;
+            /* pass 0: unsure never-run chains stay hot; 1: warm to cold; 2: cold */
+            if (pass == 0 ? (cold || warm) : pass == 1 ? !warm : (!cold || warm))
                 continue;
             for (uint32_t x = h; x != CFG_NONE; x = next[x]) {
                 out->order[n++] = x;

@@ -6,6 +6,13 @@
 
 #include "optimizer/optimize.h"
 
+/* A procedure is hot when it runs at least this share of all instructions:
+ * the hot ones are packed first, by call affinity. */
+#define OPT_HOT_SHARE 1e-4
+/* A chain is warm when its hottest block runs less than this share of the
+ * procedure's hottest block: placed after the hot chains, by heat. */
+#define OPT_WARM_SHARE (1.0 / 512)
+
 /* One procedure's block order: order[0..split) hot, order[split..n) cold
  * (split PLAN_NOSPLIT: nothing cold); align[i] for order[i], 0: none. */
 typedef struct opt_proc_layout {

@@ -46,10 +46,14 @@ typedef struct pinfo {
 } pinfo;
 
 static const pinfo *sort_pi;
+static double sort_hot;
 static int by_density(const void *x, const void *y)
 {
     const pinfo *p = &sort_pi[*(const uint32_t *)x], *q = &sort_pi[*(const uint32_t *)y];
     double dp = p->gw / (p->gb + 1), dq = q->gw / (q->gb + 1);
+    bool hp = p->gw >= sort_hot, hq = q->gw >= sort_hot;
+    if (hp != hq)                       /* hot groups first, whatever their size */
+        return hp ? -1 : 1;
     if (dp != dq)
         return dp > dq ? -1 : 1;
     return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
@@ -57,8 +61,12 @@ static int by_density(const void *x, const void *y)
 
 /* Call-affinity order of the procedures that ran: indices into prog->procs. */
 static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *pi,
-                             const uint32_t *ran, size_t nran, bool no_order)
+                             const uint32_t *ran, size_t nran, bool no_order, double total)
 {
+    /* Only hot procedures join groups: a call from a procedure that ran a
+     * handful of times would otherwise drag it, and all it calls, in among
+     * the hot code.  Hot: at least OPT_HOT_SHARE of what ran. */
+    double hot = total * OPT_HOT_SHARE;
     size_t cap = 16, ne = 0;
     cedge *ce = malloc(cap * sizeof *ce);
     uint32_t *grps = malloc((nran + 1) * sizeof *grps), *out = malloc((nran + 1) * sizeof *out);
@@ -70,7 +78,7 @@ static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *
         for (size_t c = 0; c < p->ncalls; c++) {
             const cfg_proc *q = p->calls[c].target ? cfg_proc_at(prog, p->calls[c].target) : NULL;
             uint32_t j = q ? (uint32_t)(q - prog->procs) : i;
-            if (j == i || pi[j].insns <= 0 || p->calls[c].block >= p->nblocks)
+            if (j == i || pi[j].insns < hot || pi[i].insns < hot || p->calls[c].block >= p->nblocks)
                 continue;
             if (ne == cap) {
                 cedge *nc = realloc(ce, (cap *= 2) * sizeof *ce);
@@ -112,6 +120,7 @@ static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *
         if (pi[ran[k]].grp == ran[k])
             grps[ng++] = ran[k];
     sort_pi = pi;
+    sort_hot = hot;
     qsort(grps, ng, sizeof *grps, by_density);
     size_t n = 0;
     for (size_t g = 0; g < ng; g++)
@@ -226,7 +235,7 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
             if (fp->block[b] > 0)
                 ok = add_lines(&before, p->blocks[b].start, p->blocks[b].end, line);
     }
-    if (ok && !(order = order_procs(prog, f, pi, ran, nran, o->no_order)))
+    if (ok && !(order = order_procs(prog, f, pi, ran, nran, o->no_order, res->insns)))
         ok = false;
     uint64_t off = 0;
     for (size_t k = 0; ok && k < nran; k++) {

@@ -29,6 +29,8 @@
 typedef struct opt_options {
     const ev5_params *ev5;      /* NULL: the stock 21164 */
     bool no_split, no_align, no_chain, no_order;   /* switch passes off */
+    bool split_warm;            /* warm chains (ran, but rarely) to the cold area
+                                   too, where the estimate is HIGH or EXACT */
 } opt_options;
 
 typedef enum {

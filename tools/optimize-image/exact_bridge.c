@@ -99,9 +99,11 @@ est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, char *err,
         if (line[0] == '#')
             continue;
         if (sscanf(line, "image %ld %159s", &n, bid) == 2) {
-            if (!strcmp(bid, want)) {
+            if (!strcmp(bid, want)) {       /* files may be concatenated */
                 img = n;
                 found = true;
+            } else if (n == img) {
+                img = -1;
             }
         } else if (sscanf(line, "block %ld %" SCNx64 " %" SCNx64 " %lf", &n, &a, &b, &c) == 4) {
             if (n == img && b > a) {

@@ -26,7 +26,7 @@
 #include "tools/optimize-image/exact_bridge.h"
 
 static const char usage_text[] =
-    "usage: optimize-image IMAGE --exact FILE [--report FILE] [--write-plan FILE] -o OUT\n"
+    "usage: optimize-image IMAGE --exact FILE [--report FILE] [--split-warm] [--write-plan FILE] -o OUT\n"
     "       optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]\n"
     "                      [--write-plan FILE] [-v] -o OUT\n";
 
@@ -38,14 +38,14 @@ static double now(void)
 }
 
 /* The optimizer's plan from exact counts, and its report. */
-static bool optimize(const cfg_program *prog, const char *exact, const char *report, plan *pl,
-                     char *err, size_t errlen)
+static bool optimize(const cfg_program *prog, const char *exact, const char *report,
+                     bool split_warm, plan *pl, char *err, size_t errlen)
 {
     plan_init(pl);
     est_freq *f = exact_bridge_read(prog, exact, err, errlen);
     if (!f)
         return false;
-    opt_options o = { 0 };
+    opt_options o = { .split_warm = split_warm };
     opt_result res;
     bool ok = opt_plan(prog, f, &o, pl, &res, err, errlen);
     if (ok && report) {
@@ -73,6 +73,7 @@ int main(int argc, char **argv)
         { "plan", required_argument, 0, 'p' },
         { "exact", required_argument, 0, 'x' },
         { "report", required_argument, 0, 'r' },
+        { "split-warm", no_argument, 0, 'W' },
         { "seed", required_argument, 0, 's' },
         { "check", no_argument, 0, 'c' },
         { "write-plan", required_argument, 0, 'w' },
@@ -82,6 +83,7 @@ int main(int argc, char **argv)
         { 0, 0, 0, 0 },
     };
     const char *planarg = NULL, *out = NULL, *wplan = NULL, *exact = NULL, *report = NULL;
+    bool split_warm = false;
     uint64_t seed = 1;
     bool seeded = false;
     rw_options ro = { 0 };
@@ -91,6 +93,7 @@ int main(int argc, char **argv)
         case 'p': planarg = optarg; break;
         case 'x': exact = optarg; break;
         case 'r': report = optarg; break;
+        case 'W': split_warm = true; break;
         case 's': {
             char *end;
             seed = strtoull(optarg, &end, 0);
@@ -144,7 +147,7 @@ int main(int argc, char **argv)
     plan pl;
     bool ok;
     if (exact)
-        ok = optimize(prog, exact, report, &pl, err, sizeof err);
+        ok = optimize(prog, exact, report, split_warm, &pl, err, sizeof err);
     else if (!strcmp(planarg, "identity"))
         ok = plan_identity(prog, &pl) || (snprintf(err, sizeof err, "out of memory"), false);
     else if (!strcmp(planarg, "random"))
