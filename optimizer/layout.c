@@ -136,39 +136,78 @@ oom:
     return NULL;
 }
 
-/* I-cache lines the executed blocks touch, counted once each. */
+/* I-cache lines the executed blocks touch, each with the executions of the
+ * blocks on it: (line, heat) pairs, merged by line when counted. */
 typedef struct lineset {
     uint64_t *v;
+    double *h;
     size_t n, cap;
 } lineset;
 
-static bool add_lines(lineset *s, uint64_t start, uint64_t end, uint32_t line)
+static bool add_lines(lineset *s, uint64_t start, uint64_t end, uint32_t line, double heat)
 {
     for (uint64_t l = start / line; l <= (end - 1) / line; l++) {
         if (s->n == s->cap) {
-            uint64_t *nv = realloc(s->v, (s->cap = s->cap ? 2 * s->cap : 1024) * sizeof *nv);
-            if (!nv)
+            s->cap = s->cap ? 2 * s->cap : 1024;
+            uint64_t *nv = realloc(s->v, s->cap * sizeof *nv);
+            if (nv)
+                s->v = nv;
+            double *nh = realloc(s->h, s->cap * sizeof *nh);
+            if (nh)
+                s->h = nh;
+            if (!nv || !nh)
                 return false;
-            s->v = nv;
         }
-        s->v[s->n++] = l;
+        s->v[s->n] = l;
+        s->h[s->n++] = heat;
     }
     return true;
 }
 
-static int by_u64(const void *x, const void *y)
+static const uint64_t *sort_lines;
+static int by_line(const void *x, const void *y)
 {
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    uint64_t a = sort_lines[*(const uint32_t *)x], b = sort_lines[*(const uint32_t *)y];
     return a < b ? -1 : a > b;
 }
 
-static uint64_t count_lines(lineset *s)
+/* Distinct lines, and the conflict measure of them with the shared code:
+ * per cache set, the executions of all its lines but the hottest (what a
+ * direct-mapped cache misses at most when they interleave). */
+static bool count_lines(lineset *s, const double *shared, uint32_t nsets, uint64_t phase,
+                        uint64_t *nlines, double *conflict)
 {
-    qsort(s->v, s->n, sizeof *s->v, by_u64);
-    uint64_t n = 0;
+    uint32_t *ix = malloc((s->n + 1) * sizeof *ix);
+    double *sum = calloc(nsets, sizeof *sum), *max = calloc(nsets, sizeof *max);
+    if (!ix || !sum || !max) {
+        free(ix), free(sum), free(max);
+        return false;
+    }
     for (size_t i = 0; i < s->n; i++)
-        n += !i || s->v[i] != s->v[i - 1];
-    return n;
+        ix[i] = (uint32_t)i;
+    sort_lines = s->v;
+    qsort(ix, s->n, sizeof *ix, by_line);
+    for (uint32_t k = 0; shared && k < nsets; k++)
+        sum[k] = max[k] = shared[k];
+    uint64_t n = 0;
+    for (size_t i = 0; i < s->n;) {
+        uint64_t l = s->v[ix[i]];
+        double h = 0;
+        for (; i < s->n && s->v[ix[i]] == l; i++)
+            h += s->h[ix[i]];
+        n++;
+        uint32_t set = (uint32_t)((l + phase) % nsets);
+        sum[set] += h;
+        if (h > max[set])
+            max[set] = h;
+    }
+    double c = 0;
+    for (uint32_t k = 0; k < nsets; k++)
+        c += sum[k] - max[k];
+    *nlines = n;
+    *conflict = c;
+    free(ix), free(sum), free(max);
+    return true;
 }
 
 static double proc_insns(const cfg_proc *p, const est_proc_freq *fp, double *maxb)
@@ -183,18 +222,121 @@ static double proc_insns(const cfg_proc *p, const est_proc_freq *fp, double *max
     return s;
 }
 
+/* Bytes the rewriter will emit for block order[i] followed by order[i+1]
+ * (n: none): its own, plus a BR when its fall-through is not next and cannot
+ * be had by inverting, minus a BR to the block that is next. */
+static int32_t emitted(const cfg_proc *p, const uint32_t *order, size_t i, size_t n)
+{
+    uint32_t b = order[i], nx = i + 1 < n ? order[i + 1] : CFG_NONE, t = CFG_NONE, f = CFG_NONE;
+    const cfg_block *B = &p->blocks[b];
+    for (uint32_t k = 0; k < B->nout; k++) {
+        const cfg_edge *E = &p->edges[p->out_edges[B->first_out + k]];
+        if (E->kind == CFG_EDGE_TAKEN && E->to < p->nblocks)
+            t = E->to;
+        else if (E->kind == CFG_EDGE_FALL && E->to < p->nblocks)
+            f = E->to;
+    }
+    int32_t sz = (int32_t)(B->end - B->start);
+    if (f != CFG_NONE && nx != f && !(t != CFG_NONE && nx == t))
+        sz += 4;
+    else if (f == CFG_NONE && t != CFG_NONE && nx == t)
+        sz -= 4;
+    return sz;
+}
+
 static uint32_t hot_bytes(const cfg_proc *p, const opt_proc_layout *L, uint32_t *cold)
 {
     uint32_t h = 0, c = 0;
+    size_t hot = L->split == PLAN_NOSPLIT ? L->n : L->split;
     for (size_t i = 0; i < L->n; i++) {
-        uint32_t sz = (uint32_t)(p->blocks[L->order[i]].end - p->blocks[L->order[i]].start);
-        if (L->split != PLAN_NOSPLIT && i >= L->split)
-            c += sz;
+        if (i >= hot)
+            c += (uint32_t)emitted(p, L->order + hot, i - hot, L->n - hot);
         else
-            h += sz + (L->align[i] ? L->align[i] - 4 : 0);
+            h += (uint32_t)emitted(p, L->order, i, hot) + (L->align[i] ? L->align[i] - 4 : 0);
     }
     *cold = c;
     return h;
+}
+
+/* The hot part of a procedure laid out from a line boundary: heat per line
+ * into heat[0..*nl) (zeroed by the caller, room for hot_bytes/line + 2). */
+static void line_heat(const cfg_proc *p, const est_proc_freq *fp, const opt_proc_layout *L,
+                      uint32_t line, double *heat, uint32_t *nl)
+{
+    size_t hot = L->split == PLAN_NOSPLIT ? L->n : L->split;
+    uint64_t off = 0;
+    *nl = 0;
+    for (size_t i = 0; i < hot; i++) {
+        if (L->align[i])
+            off = (off + L->align[i] - 1) & ~(uint64_t)(L->align[i] - 1);
+        uint64_t sz = (uint64_t)emitted(p, L->order, i, hot);
+        double h = fp->block[L->order[i]];
+        for (uint64_t l = off / line; sz && l <= (off + sz - 1) / line; l++) {
+            heat[l] += h;
+            if (l + 1 > *nl)
+                *nl = (uint32_t)l + 1;
+        }
+        off += sz;
+    }
+}
+
+/* Colouring state: per I-cache set, the heat of the hottest line on it. */
+typedef struct colour {
+    double *max;
+    uint32_t nsets, line;
+    uint64_t phase;
+} colour;
+
+/* What placing heat[0..nl) at offset off adds to the conflict measure. */
+static double conflict_at(const colour *c, const double *heat, uint32_t nl, uint64_t off)
+{
+    double s = 0;
+    uint64_t first = (off + c->phase) / c->line;
+    for (uint32_t l = 0; l < nl; l++) {
+        double m = c->max[(first + l) % c->nsets];
+        s += heat[l] < m ? heat[l] : m;
+    }
+    return s;
+}
+
+static void occupy(colour *c, const double *heat, uint32_t nl, uint64_t off)
+{
+    uint64_t first = (off + c->phase) / c->line;
+    for (uint32_t l = 0; l < nl; l++) {
+        double *m = &c->max[(first + l) % c->nsets];
+        if (heat[l] > *m)
+            *m = heat[l];
+    }
+}
+
+typedef struct filler {
+    uint32_t proc;
+    uint32_t size;
+    bool used;
+} filler;
+
+/* Pick the unused filler (never-run procedure) that moves the next hot
+ * procedure to the offset with the least added conflict, if that beats
+ * placing it right here by a useful margin.  Returns its index or -1. */
+static long pick_filler(const colour *c, const filler *fl, size_t nfl, const double *heat,
+                        uint32_t nl, uint64_t off, double margin)
+{
+    uint64_t here = (off + 31) & ~(uint64_t)31;
+    double best = conflict_at(c, heat, nl, here) - margin;
+    long bi = -1;
+    uint32_t tried[256] = { 0 };
+    for (size_t k = 0; k < nfl; k++) {
+        if (fl[k].used)
+            continue;
+        uint64_t at = (off + fl[k].size + 31) & ~(uint64_t)31;
+        uint32_t set = (uint32_t)((at + c->phase) / c->line % c->nsets);
+        if (set < 256 && tried[set]++)      /* one filler per resulting set */
+            continue;
+        double x = conflict_at(c, heat, nl, at);
+        if (x < best)
+            best = x, bi = (long)k;
+    }
+    return bi;
 }
 
 bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, plan *pl,
@@ -209,41 +351,72 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
     plan_init(pl);
     pl->name = "optimizer";
     memset(res, 0, sizeof *res);
-    size_t np = prog->nprocs, nran = 0;
+    size_t np = prog->nprocs, nran = 0, nfl = 0;
+    uint32_t line = ev5->icache.line, nsets = ev5->icache.size / ev5->icache.line;
     pinfo *pi = calloc(np + 1, sizeof *pi);
     uint32_t *ran = malloc((np + 1) * sizeof *ran), *order = NULL;
     opt_proc_layout *L = calloc(np + 1, sizeof *L);
+    filler *fl = calloc(np + 1, sizeof *fl);
+    colour col = { calloc(nsets, sizeof(double)), nsets, line, o->code_phase };
+    double *heat = NULL;
     res->notes = calloc(np + 1, sizeof *res->notes);
     lineset before = { 0 }, after = { 0 };
-    bool ok = pi && ran && L && res->notes;
-    uint32_t line = ev5->icache.line;
+    bool ok = pi && ran && L && fl && col.max && res->notes;
+    uint32_t maxhot = 0;
     for (size_t i = 0; ok && i < np; i++) {
         const cfg_proc *p = &prog->procs[i];
         const est_proc_freq *fp = &f->procs[i];
         double maxb;
         pi[i].insns = proc_insns(p, fp, &maxb);
         res->insns += pi[i].insns;
-        if (pi[i].insns <= 0 || !p->nblocks)
+        if (pi[i].insns <= 0 || !p->nblocks) {
+            if (p->nblocks && !(p->flags & (CFG_PF_MISSING | CFG_PF_BADCODE)) && p->end > p->start)
+                fl[nfl++] = (filler){ (uint32_t)i, (uint32_t)(p->end - p->start), false };
             continue;
+        }
         ran[nran++] = (uint32_t)i;
         ok = opt_chain_proc(p, fp, o, &L[i]);
         if (ok && !o->no_align)
             opt_align_proc(p, fp, ev5, &L[i], maxb);
         uint32_t cold;
         pi[i].hot_bytes = ok ? hot_bytes(p, &L[i], &cold) : 0;
+        if (pi[i].hot_bytes > maxhot)
+            maxhot = pi[i].hot_bytes;
         for (size_t b = 0; ok && b < p->nblocks; b++)
             if (fp->block[b] > 0)
-                ok = add_lines(&before, p->blocks[b].start, p->blocks[b].end, line);
+                ok = add_lines(&before, p->blocks[b].start, p->blocks[b].end, line, fp->block[b]);
     }
     if (ok && !(order = order_procs(prog, f, pi, ran, nran, o->no_order, res->insns)))
         ok = false;
+    if (ok && !(heat = calloc(maxhot / line + 64, sizeof *heat)))
+        ok = false;
+    for (uint32_t k = 0; ok && o->shared_heat && k < nsets; k++)
+        col.max[k] = o->shared_heat[k];
+    double hot_share = res->insns * OPT_HOT_SHARE;
     uint64_t off = 0;
     for (size_t k = 0; ok && k < nran; k++) {
         uint32_t i = order[k];
         const cfg_proc *p = &prog->procs[i];
         const est_proc_freq *fp = &f->procs[i];
         opt_proc_layout *Lp = &L[i];
-        plan_proc *pp = plan_add_proc(pl, p->start, 0);
+        bool hot = pi[i].insns >= hot_share;
+        uint32_t nl = 0;
+        memset(heat, 0, (maxhot / line + 64) * sizeof *heat);
+        line_heat(p, fp, Lp, line, heat, &nl);
+        if (hot && o->colour) {
+            long fi = pick_filler(&col, fl, nfl, heat, nl, off, pi[i].insns * OPT_FILL_GAIN);
+            if (fi >= 0) {
+                fl[fi].used = true;
+                ok = plan_add_proc(pl, prog->procs[fl[fi].proc].start, 4) != NULL;
+                off += fl[fi].size;
+                res->fillers++;
+                res->filler_bytes += fl[fi].size;
+            }
+        }
+        uint32_t al = hot ? 32 : 16;
+        off = (off + al - 1) & ~(uint64_t)(al - 1);
+        occupy(&col, heat, nl, off);
+        plan_proc *pp = ok ? plan_add_proc(pl, p->start, al) : NULL;
         ok = pp != NULL;
         opt_proc_note *nt = &res->notes[res->nnotes++];
         nt->proc = i;
@@ -251,21 +424,16 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
         nt->action = (p->flags & CFG_PF_MISSING) ? OPT_MOVED : OPT_CHAINED;
         nt->why = (p->flags & CFG_PF_MISSING) ? "control flow not fully known: moved whole" : NULL;
         nt->hot_bytes = hot_bytes(p, Lp, &nt->cold_bytes);
-        off = (off + 15) & ~(uint64_t)15;
-        size_t hot = Lp->split == PLAN_NOSPLIT ? Lp->n : Lp->split;
+        for (uint32_t l = 0; ok && l < nl; l++)
+            if (heat[l] > 0)
+                ok = add_lines(&after, off + (uint64_t)l * line, off + (uint64_t)l * line + 1,
+                               line, heat[l]);
+        off += nt->hot_bytes;
         for (size_t b = 0; ok && b < Lp->n; b++) {
             if (b == Lp->split)
                 plan_set_split(pp);
             ok = plan_add_block(pp, p->blocks[Lp->order[b]].start, Lp->align[b]);
             nt->aligned += Lp->align[b] != 0;
-            if (b < hot) {
-                const cfg_block *B = &p->blocks[Lp->order[b]];
-                if (Lp->align[b])
-                    off = (off + Lp->align[b] - 1) & ~(uint64_t)(Lp->align[b] - 1);
-                if (ok && fp->block[Lp->order[b]] > 0)
-                    ok = add_lines(&after, off, off + (B->end - B->start), line);
-                off += B->end - B->start;
-            }
         }
         if (!ok)
             break;
@@ -274,9 +442,10 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
             break;
         for (uint32_t b = 0; b < p->nblocks; b++)
             orig[b] = b;
+        size_t hn = Lp->split == PLAN_NOSPLIT ? Lp->n : Lp->split;
         nt->cost_before = opt_fetch_cost(p, fp, orig, p->nblocks, ev5);
-        nt->cost_after = opt_fetch_cost(p, fp, Lp->order, hot, ev5) +
-                         opt_fetch_cost(p, fp, Lp->order + hot, Lp->n - hot, ev5);
+        nt->cost_after = opt_fetch_cost(p, fp, Lp->order, hn, ev5) +
+                         opt_fetch_cost(p, fp, Lp->order + hn, Lp->n - hn, ev5);
         free(orig);
         res->bubbles_before += nt->cost_before;
         res->bubbles_after += nt->cost_after;
@@ -288,10 +457,11 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
             nt->action = OPT_COLD;
             nt->why = "never ran";
         }
-    if (ok) {
-        res->hot_lines_before = count_lines(&before);
-        res->hot_lines_after = count_lines(&after);
-    }
+    if (ok)
+        ok = count_lines(&before, o->shared_heat, nsets, 0, &res->hot_lines_before,
+                         &res->conflict_before) &&
+             count_lines(&after, o->shared_heat, nsets, o->code_phase / line,
+                         &res->hot_lines_after, &res->conflict_after);
     for (size_t i = 0; i < np && L; i++) {
         free(L[i].order);
         free(L[i].align);
@@ -300,8 +470,11 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
     free(pi);
     free(ran);
     free(order);
-    free(before.v);
-    free(after.v);
+    free(fl);
+    free(col.max);
+    free(heat);
+    free(before.v), free(before.h);
+    free(after.v), free(after.h);
     if (!ok) {
         snprintf(err, errlen, "optimizer: out of memory");
         plan_free(pl);
@@ -339,6 +512,9 @@ void opt_report(FILE *out, const cfg_program *prog, const opt_result *r)
     fprintf(out, "hot code: %llu bytes; I-cache lines it touches: %llu before, %llu after\n",
             (unsigned long long)hot, (unsigned long long)r->hot_lines_before,
             (unsigned long long)r->hot_lines_after);
+    fprintf(out, "I-cache conflict measure (executions sharing a set, shared libraries included): "
+            "%.0f before, %.0f after; %zu never-run procedures (%llu bytes) placed as fillers\n",
+            r->conflict_before, r->conflict_after, r->fillers, (unsigned long long)r->filler_bytes);
     fprintf(out, "predicted taken-branch cycles: %.0f before, %.0f after (%.0f saved, %.2f%% of "
             "%.0f instructions)\n", r->bubbles_before, r->bubbles_after,
             r->bubbles_before - r->bubbles_after,

@@ -31,6 +31,15 @@ typedef struct opt_options {
     bool no_split, no_align, no_chain, no_order;   /* switch passes off */
     bool split_warm;            /* warm chains (ran, but rarely) to the cold area
                                    too, where the estimate is HIGH or EXACT */
+    bool colour;                /* cache-line colouring with fillers (off by
+                                   default: it lost on held-out inputs, see
+                                   docs/notes/optimizer-lua.md) */
+    /* Colouring: the I-cache set (offset modulo the cache size) where the
+     * rewriter starts the moved code, and the executions per set of the code
+     * of other images that share the cache (the shared libc: loaded on a page
+     * boundary, so its link-time addresses give its sets); NULL: none. */
+    uint32_t code_phase;
+    const double *shared_heat;  /* [icache.size / icache.line] */
 } opt_options;
 
 typedef enum {
@@ -57,6 +66,12 @@ typedef struct opt_result {
      * code spans (each one a miss at least once per pass over them). */
     double bubbles_before, bubbles_after;
     uint64_t hot_lines_before, hot_lines_after;
+    /* Colouring: the conflict measure (sum over cache sets of the smaller of
+     * two executions sharing it) with the shared code, before and after;
+     * procedures never run placed as fillers and the bytes they take. */
+    double conflict_before, conflict_after;
+    size_t fillers;
+    uint64_t filler_bytes;
     double insns;               /* estimated instructions executed, total */
 } opt_result;
 

@@ -3,8 +3,8 @@
 # and deterministic).  lua is trained on its six test scripts
 # (tests/workloads/lua, exact counts) and measured on the five scripts of
 # scripts/bench/lua, which the profile never saw.  Side by side per script:
-# the -O2 build and optimize-image from the training counts (and with
-# --split-warm); cycles, I-cache misses, taken-branch stall cycles, branch
+# the -O2 build and optimize-image from the training counts (exact), also
+# with cache-line colouring (--colour) and with --split-warm (warm); cycles, I-cache misses, taken-branch stall cycles, branch
 # and jump mispredicts, and the share of the layout-addressable stall cycles
 # (I-cache, taken branch, mispredicts) removed.  Every output is compared
 # with the -O2 build's.  Then optimize-image's own time and memory.
@@ -33,7 +33,9 @@ read -r secs kb <"$tmp/time"
 echo "optimize-image lua --exact: $secs s, $((kb / 1024)) MB peak"
 "$OPT" "$LUA" --exact "$tmp/train.exact" --split-warm -o "$tmp/lua.warm" >/dev/null ||
   { echo "optimize-image --split-warm failed"; exit 1; }
-sed -n 2,4p "$tmp/report"
+"$OPT" "$LUA" --exact "$tmp/train.exact" --colour -o "$tmp/lua.colour" >/dev/null ||
+  { echo "optimize-image --colour failed"; exit 1; }
+sed -n 2,5p "$tmp/report"
 
 # stats FILE KEY...: numbers from axp's --stats JSON
 stat() { python3 -c 'import json,sys
@@ -46,8 +48,8 @@ print(" ".join(str(v[k]) for k in sys.argv[2:]))' "$@"; }
 printf '%-8s %-6s %12s %8s %10s %10s %10s %8s %8s\n' script build cycles ratio imiss taken-st mispred-st layout-st removed
 for s in $HELD; do
   f=scripts/bench/lua/$s.lua
-  for b in O2 exact warm; do
-    img=$LUA; [ $b = exact ] && img=$tmp/lua.exact; [ $b = warm ] && img=$tmp/lua.warm
+  for b in O2 exact colour warm; do
+    img=$LUA; [ $b != O2 ] && img=$tmp/lua.$b
     "$AXP" run --timing --stats="$tmp/$s.$b.json" -- "$img" "$f" >"$tmp/$s.$b.out"
     echo $? >>"$tmp/$s.$b.out"
     cmp -s "$tmp/$s.O2.out" "$tmp/$s.$b.out" || echo "FAIL $s: $b output differs from -O2"

@@ -73,7 +73,8 @@ static double edge_count(const xe *x, size_t n, uint64_t from, uint64_t to, int 
     return c;
 }
 
-est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, char *err, size_t errlen)
+est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, double *shared,
+                            uint32_t line_size, uint32_t nsets, char *err, size_t errlen)
 {
     FILE *fp = fopen(path, "r");
     if (!fp) {
@@ -88,7 +89,10 @@ est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, char *err,
     double *pre = NULL;
     est_freq *f = NULL;
     char line[8192];
+    uint64_t lsz = line_size ? line_size : 32;
     long img = -1, lineno = 0;
+    /* other images' numbers in the current file: 1 when shared code */
+    uint8_t other[256] = { 0 };
     bool found = false;
     while (fgets(line, sizeof line, fp)) {
         lineno++;
@@ -98,7 +102,10 @@ est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, char *err,
         char kind[16], bid[160];
         if (line[0] == '#')
             continue;
-        if (sscanf(line, "image %ld %159s", &n, bid) == 2) {
+        char ipath[8];
+        if (sscanf(line, "image %ld %159s %7s", &n, bid, ipath) >= 2) {
+            if (n >= 0 && n < 256)
+                other[n] = strcmp(bid, want) && strcmp(ipath, "-");
             if (!strcmp(bid, want)) {       /* files may be concatenated */
                 img = n;
                 found = true;
@@ -109,6 +116,9 @@ est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, char *err,
             if (n == img && b > a) {
                 PUSH(v, nv, cv, ((ev){ a, c }));
                 PUSH(v, nv, cv, ((ev){ b, -c }));
+            } else if (shared && n >= 0 && n < 256 && other[n] && b > a) {
+                for (uint64_t l = a / lsz; l <= (b - 1) / lsz; l++)
+                    shared[l % nsets] += c;
             }
         } else if (sscanf(line, "edge %ld %" SCNx64 " %15s %ld %" SCNx64 " %lf", &n, &a, kind, &m, &b, &c) == 6) {
             if (n == img && m == img)

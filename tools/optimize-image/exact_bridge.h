@@ -4,6 +4,9 @@
 
 #include "estimator/freq.h"
 
-est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, char *err, size_t errlen);
+/* shared[nsets], when not NULL, gets the executions per I-cache set of the
+ * lines of every other image's code (shared libraries). */
+est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, double *shared,
+                            uint32_t line_size, uint32_t nsets, char *err, size_t errlen);
 
 #endif

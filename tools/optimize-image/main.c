@@ -26,7 +26,8 @@
 #include "tools/optimize-image/exact_bridge.h"
 
 static const char usage_text[] =
-    "usage: optimize-image IMAGE --exact FILE [--report FILE] [--split-warm] [--write-plan FILE] -o OUT\n"
+    "usage: optimize-image IMAGE --exact FILE [--report FILE] [--split-warm] [--colour]\n"
+    "                      [--write-plan FILE] -o OUT\n"
     "       optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]\n"
     "                      [--write-plan FILE] [-v] -o OUT\n";
 
@@ -38,14 +39,27 @@ static double now(void)
 }
 
 /* The optimizer's plan from exact counts, and its report. */
-static bool optimize(const cfg_program *prog, const char *exact, const char *report,
-                     bool split_warm, plan *pl, char *err, size_t errlen)
+static bool optimize(const image *img, const cfg_program *prog, const char *exact,
+                     const char *report, const opt_options *oo, plan *pl, char *err, size_t errlen)
 {
     plan_init(pl);
-    est_freq *f = exact_bridge_read(prog, exact, err, errlen);
-    if (!f)
+    ev5_params ev5;
+    ev5_defaults(&ev5);
+    uint32_t nsets = ev5.icache.size / ev5.icache.line;
+    double *shared = calloc(nsets, sizeof *shared);
+    est_freq *f = shared ? exact_bridge_read(prog, exact, shared, ev5.icache.line, nsets, err, errlen)
+                         : NULL;
+    if (!f) {
+        if (!shared)
+            snprintf(err, errlen, "out of memory");
+        free(shared);
         return false;
-    opt_options o = { .split_warm = split_warm };
+    }
+    opt_options o = *oo;
+    o.ev5 = &ev5;
+    /* the new segment starts on a boundary of at least the cache's size */
+    o.code_phase = (uint32_t)(rw_code_offset(img) % ev5.icache.size);
+    o.shared_heat = shared;
     opt_result res;
     bool ok = opt_plan(prog, f, &o, pl, &res, err, errlen);
     if (ok && report) {
@@ -64,6 +78,7 @@ static bool optimize(const cfg_program *prog, const char *exact, const char *rep
                (unsigned long long)res.hot_lines_after);
     opt_result_free(&res);
     est_freq_free(f);
+    free(shared);
     return ok;
 }
 
@@ -74,6 +89,7 @@ int main(int argc, char **argv)
         { "exact", required_argument, 0, 'x' },
         { "report", required_argument, 0, 'r' },
         { "split-warm", no_argument, 0, 'W' },
+        { "colour", no_argument, 0, 'C' },
         { "seed", required_argument, 0, 's' },
         { "check", no_argument, 0, 'c' },
         { "write-plan", required_argument, 0, 'w' },
@@ -83,7 +99,7 @@ int main(int argc, char **argv)
         { 0, 0, 0, 0 },
     };
     const char *planarg = NULL, *out = NULL, *wplan = NULL, *exact = NULL, *report = NULL;
-    bool split_warm = false;
+    opt_options oo = { 0 };
     uint64_t seed = 1;
     bool seeded = false;
     rw_options ro = { 0 };
@@ -93,7 +109,8 @@ int main(int argc, char **argv)
         case 'p': planarg = optarg; break;
         case 'x': exact = optarg; break;
         case 'r': report = optarg; break;
-        case 'W': split_warm = true; break;
+        case 'W': oo.split_warm = true; break;
+        case 'C': oo.colour = true; break;
         case 's': {
             char *end;
             seed = strtoull(optarg, &end, 0);
@@ -147,7 +164,7 @@ int main(int argc, char **argv)
     plan pl;
     bool ok;
     if (exact)
-        ok = optimize(prog, exact, report, split_warm, &pl, err, sizeof err);
+        ok = optimize(img, prog, exact, report, &oo, &pl, err, sizeof err);
     else if (!strcmp(planarg, "identity"))
         ok = plan_identity(prog, &pl) || (snprintf(err, sizeof err, "out of memory"), false);
     else if (!strcmp(planarg, "random"))
