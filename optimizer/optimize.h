@@ -26,6 +26,12 @@
 #include "estimator/freq.h"
 #include "optimizer/plan.h"
 
+/* A register jump's (JMP, JSR) most frequent target in the profile. */
+typedef struct opt_jump {
+    uint64_t pc, target;
+    double count, total;    /* to that target, and to all */
+} opt_jump;
+
 typedef struct opt_options {
     const ev5_params *ev5;      /* NULL: the stock 21164 */
     bool no_split, no_align, no_chain, no_order;   /* switch passes off */
@@ -40,6 +46,9 @@ typedef struct opt_options {
      * boundary, so its link-time addresses give its sets); NULL: none. */
     uint32_t code_phase;
     const double *shared_heat;  /* [icache.size / icache.line] */
+    /* Jump hints: each gets the hint of its most frequent target. */
+    const opt_jump *jumps;
+    size_t njumps;
 } opt_options;
 
 typedef enum {
@@ -70,7 +79,7 @@ typedef struct opt_result {
      * two executions sharing it) with the shared code, before and after;
      * procedures never run placed as fillers and the bytes they take. */
     double conflict_before, conflict_after;
-    size_t fillers;
+    size_t fillers, hints;
     uint64_t filler_bytes;
     double insns;               /* estimated instructions executed, total */
 } opt_result;

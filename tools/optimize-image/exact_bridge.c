@@ -218,3 +218,80 @@ void est_freq_free(est_freq *f)
     free(f->procs);
     free(f);
 }
+
+static int by_pc_target(const void *a, const void *b)
+{
+    const opt_jump *x = a, *y = b;
+    if (x->pc != y->pc)
+        return x->pc < y->pc ? -1 : 1;
+    return x->target < y->target ? -1 : x->target > y->target;
+}
+
+bool exact_bridge_jumps(const cfg_program *cfg, const char *path, opt_jump **out, size_t *n,
+                        char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return false;
+    }
+    char want[130], bid[160], kind[8];
+    image_build_id_hex(cfg->img, want, sizeof want);
+    opt_jump *v = NULL;
+    size_t nv = 0, cv = 0;
+    long img = -1, nimg, m;
+    uint64_t pc, to;
+    double c;
+    int used;
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, fp) > 0) {
+        if (sscanf(line, "image %ld %159s", &nimg, bid) == 2) {
+            if (!strcmp(bid, want))
+                img = nimg;
+            else if (nimg == img)
+                img = -1;
+            continue;
+        }
+        if (sscanf(line, "jump %ld %" SCNx64 " %7s %lf%n", &nimg, &pc, kind, &c, &used) != 4 ||
+            nimg != img || !strcmp(kind, "ret"))
+            continue;
+        for (const char *s = line + used; sscanf(s, " %ld:%" SCNx64 "=%lf%n", &m, &to, &c, &used) == 3;
+             s += used)
+            if (m == img)
+                PUSH(v, nv, cv, ((opt_jump){ pc, to, c, c }));
+    }
+    free(line);
+    fclose(fp);
+    qsort(v, nv, sizeof *v, by_pc_target);
+    size_t k = 0;
+    for (size_t i = 0; i < nv;) {       /* sum repeats, keep each pc's best */
+        size_t j = i;
+        opt_jump best = v[i];
+        double total = 0;
+        best.count = 0;
+        while (j < nv && v[j].pc == v[i].pc) {
+            size_t t = j;
+            double s = 0;
+            for (; j < nv && v[j].pc == v[t].pc && v[j].target == v[t].target; j++)
+                s += v[j].count;
+            total += s;
+            if (s > best.count)
+                best.count = s, best.target = v[t].target;
+        }
+        best.total = total;
+        v[k++] = best;
+        i = j;
+    }
+    *out = v;
+    *n = k;
+    return true;
+oom:
+    free(line);
+    free(v);
+    fclose(fp);
+    snprintf(err, errlen, "%s: out of memory", path);
+    return false;
+}

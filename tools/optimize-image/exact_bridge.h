@@ -8,5 +8,9 @@
  * lines of every other image's code (shared libraries). */
 est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, double *shared,
                             uint32_t line_size, uint32_t nsets, char *err, size_t errlen);
+/* The most frequent in-image target of each JMP/JSR of the image. */
+#include "optimizer/optimize.h"
+bool exact_bridge_jumps(const cfg_program *cfg, const char *path, opt_jump **out, size_t *n,
+                        char *err, size_t errlen);
 
 #endif

@@ -57,6 +57,13 @@ static bool optimize(const image *img, const cfg_program *prog, const char *exac
     }
     opt_options o = *oo;
     o.ev5 = &ev5;
+    opt_jump *jumps = NULL;
+    if (!exact_bridge_jumps(prog, exact, &jumps, &o.njumps, err, errlen)) {
+        est_freq_free(f);
+        free(shared);
+        return false;
+    }
+    o.jumps = jumps;
     /* the new segment starts on a boundary of at least the cache's size */
     o.code_phase = (uint32_t)(rw_code_offset(img) % ev5.icache.size);
     o.shared_heat = shared;
@@ -79,6 +86,7 @@ static bool optimize(const image *img, const cfg_program *prog, const char *exac
     opt_result_free(&res);
     est_freq_free(f);
     free(shared);
+    free(jumps);
     return ok;
 }
 
