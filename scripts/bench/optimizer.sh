@@ -39,7 +39,7 @@ row() {
   read -r c m t p l <<<"$(stat "$tmp/$1.$2.json" cycles imiss taken misp layout)"
   read -r c0 l0 <<<"$(stat "$tmp/$1.O2.json" cycles layout)"
   awk -v s="$1" -v b="$2" -v c="$c" -v c0="$c0" -v m="$m" -v t="$t" -v p="$p" -v l="$l" -v l0="$l0" \
-    'BEGIN { printf "%-8s %-6s %12d %8.4f %10d %10d %10d %8d %7.1f%%\n", s, b, c, c / c0, m, t, p, l, 100 * (l0 - l) / l0 }'
+    'BEGIN { printf "%-8s %-6s %12.0f %8.4f %10.0f %10.0f %10.0f %10.0f %7.1f%%\n", s, b, c, c / c0, m, t, p, l, 100 * (l0 - l) / l0 }'
 }
 header() { printf '%-8s %-6s %12s %8s %10s %10s %10s %8s %8s\n' input build cycles ratio imiss taken-st mispred-st layout-st removed; }
 geomean() {
