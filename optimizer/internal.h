@@ -13,12 +13,6 @@
  * procedure's hottest block: placed after the hot chains, by heat. */
 #define OPT_WARM_SHARE (1.0 / 512)
 
-/* A filler goes before a hot procedure only when it cuts the conflict
- * measure by this share of the procedure's executed instructions. */
-#ifndef OPT_FILL_GAIN
-#define OPT_FILL_GAIN 0.05
-#endif
-
 /* One procedure's block order: order[0..split) hot, order[split..n) cold
  * (split PLAN_NOSPLIT: nothing cold); align[i] for order[i], 0: none. */
 typedef struct opt_proc_layout {

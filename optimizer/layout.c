@@ -280,63 +280,57 @@ static void line_heat(const cfg_proc *p, const est_proc_freq *fp, const opt_proc
     }
 }
 
-/* Colouring state: per I-cache set, the heat of the hottest line on it. */
-typedef struct colour {
-    double *max;
-    uint32_t nsets, line;
-    uint64_t phase;
-} colour;
-
-/* What placing heat[0..nl) at offset off adds to the conflict measure. */
-static double conflict_at(const colour *c, const double *heat, uint32_t nl, uint64_t off)
-{
-    double s = 0;
-    uint64_t first = (off + c->phase) / c->line;
-    for (uint32_t l = 0; l < nl; l++) {
-        double m = c->max[(first + l) % c->nsets];
-        s += heat[l] < m ? heat[l] : m;
-    }
-    return s;
-}
-
-static void occupy(colour *c, const double *heat, uint32_t nl, uint64_t off)
-{
-    uint64_t first = (off + c->phase) / c->line;
-    for (uint32_t l = 0; l < nl; l++) {
-        double *m = &c->max[(first + l) % c->nsets];
-        if (heat[l] > *m)
-            *m = heat[l];
-    }
-}
-
 typedef struct filler {
     uint32_t proc;
     uint32_t size;
-    bool used;
 } filler;
 
-/* Pick the unused filler (never-run procedure) that moves the next hot
- * procedure to the offset with the least added conflict, if that beats
- * placing it right here by a useful margin.  Returns its index or -1. */
-static long pick_filler(const colour *c, const filler *fl, size_t nfl, const double *heat,
-                        uint32_t nl, uint64_t off, double margin)
+static int by_size_desc(const void *x, const void *y)
 {
-    uint64_t here = (off + 31) & ~(uint64_t)31;
-    double best = conflict_at(c, heat, nl, here) - margin;
-    long bi = -1;
-    uint32_t tried[256] = { 0 };
-    for (size_t k = 0; k < nfl; k++) {
-        if (fl[k].used)
-            continue;
-        uint64_t at = (off + fl[k].size + 31) & ~(uint64_t)31;
-        uint32_t set = (uint32_t)((at + c->phase) / c->line % c->nsets);
-        if (set < 256 && tried[set]++)      /* one filler per resulting set */
-            continue;
-        double x = conflict_at(c, heat, nl, at);
-        if (x < best)
-            best = x, bi = (long)k;
+    const filler *p = x, *q = y;
+    if (p->size != q->size)
+        return p->size > q->size ? -1 : 1;
+    return p->proc < q->proc ? -1 : p->proc > q->proc;
+}
+
+/* Colouring: the shift, in lines, of the whole hot region that puts its
+ * executed lines on the cache sets where the shared libraries' code is
+ * coolest.  One shift for all keeps every caller next to its callee as
+ * the call-affinity order put them (moving procedures apart one by one to
+ * dodge conflicts lost more than it won: docs/notes/optimizer-lua.md). */
+static uint32_t best_shift(const double *prog_sets, const double *shared, uint32_t nsets,
+                           double *gain)
+{
+    double base = 0, best = -1;
+    uint32_t bs = 0;
+    for (uint32_t sh = 0; sh < nsets; sh++) {
+        double c = 0;
+        for (uint32_t k = 0; k < nsets; k++) {
+            double a = prog_sets[k], b2 = shared[(k + sh) % nsets];
+            c += a < b2 ? a : b2;
+        }
+        if (sh == 0)
+            base = c;
+        if (best < 0 || c < best)
+            best = c, bs = sh;
     }
-    return bi;
+    *gain = base - best;
+    return bs;
+}
+
+/* Never-run procedures, largest first, adding up to at most want bytes. */
+static uint64_t take_fillers(filler *fl, size_t nfl, uint64_t want, plan *pl,
+                             const cfg_program *prog, size_t *n, bool *ok)
+{
+    qsort(fl, nfl, sizeof *fl, by_size_desc);
+    uint64_t got = 0;
+    for (size_t k = 0; *ok && k < nfl && want - got >= 4; k++)
+        if (fl[k].size <= want - got) {
+            *ok = plan_add_proc(pl, prog->procs[fl[k].proc].start, 4) != NULL;
+            got += fl[k].size;
+            ++*n;
+        }
+    return got;
 }
 
 bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, plan *pl,
@@ -357,11 +351,11 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
     uint32_t *ran = malloc((np + 1) * sizeof *ran), *order = NULL;
     opt_proc_layout *L = calloc(np + 1, sizeof *L);
     filler *fl = calloc(np + 1, sizeof *fl);
-    colour col = { calloc(nsets, sizeof(double)), nsets, line, o->code_phase };
+    double *prog_sets = calloc(nsets, sizeof *prog_sets);
     double *heat = NULL;
     res->notes = calloc(np + 1, sizeof *res->notes);
     lineset before = { 0 }, after = { 0 };
-    bool ok = pi && ran && L && fl && col.max && res->notes;
+    bool ok = pi && ran && L && fl && prog_sets && res->notes;
     uint32_t maxhot = 0;
     for (size_t i = 0; ok && i < np; i++) {
         const cfg_proc *p = &prog->procs[i];
@@ -371,7 +365,7 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
         res->insns += pi[i].insns;
         if (pi[i].insns <= 0 || !p->nblocks) {
             if (p->nblocks && !(p->flags & (CFG_PF_MISSING | CFG_PF_BADCODE)) && p->end > p->start)
-                fl[nfl++] = (filler){ (uint32_t)i, (uint32_t)(p->end - p->start), false };
+                fl[nfl++] = (filler){ (uint32_t)i, (uint32_t)(p->end - p->start) };
             continue;
         }
         ran[nran++] = (uint32_t)i;
@@ -390,10 +384,24 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
         ok = false;
     if (ok && !(heat = calloc(maxhot / line + 64, sizeof *heat)))
         ok = false;
-    for (uint32_t k = 0; ok && o->shared_heat && k < nsets; k++)
-        col.max[k] = o->shared_heat[k];
     double hot_share = res->insns * OPT_HOT_SHARE;
     uint64_t off = 0;
+    if (ok && o->colour && o->shared_heat) {
+        /* where the executed lines land per set, unshifted */
+        for (size_t k = 0; k < nran; k++) {
+            uint32_t i = order[k], nl = 0, al = pi[i].insns >= hot_share ? 32 : 16;
+            memset(heat, 0, (maxhot / line + 64) * sizeof *heat);
+            line_heat(&prog->procs[i], &f->procs[i], &L[i], line, heat, &nl);
+            off = (off + al - 1) & ~(uint64_t)(al - 1);
+            for (uint32_t l = 0; l < nl; l++)
+                prog_sets[((off + o->code_phase) / line + l) % nsets] += heat[l];
+            off += pi[i].hot_bytes;
+        }
+        double gain;
+        uint32_t sh = best_shift(prog_sets, o->shared_heat, nsets, &gain);
+        off = take_fillers(fl, nfl, (uint64_t)sh * line, pl, prog, &res->fillers, &ok);
+        res->filler_bytes = off;
+    }
     for (size_t k = 0; ok && k < nran; k++) {
         uint32_t i = order[k];
         const cfg_proc *p = &prog->procs[i];
@@ -403,19 +411,8 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
         uint32_t nl = 0;
         memset(heat, 0, (maxhot / line + 64) * sizeof *heat);
         line_heat(p, fp, Lp, line, heat, &nl);
-        if (hot && o->colour) {
-            long fi = pick_filler(&col, fl, nfl, heat, nl, off, pi[i].insns * OPT_FILL_GAIN);
-            if (fi >= 0) {
-                fl[fi].used = true;
-                ok = plan_add_proc(pl, prog->procs[fl[fi].proc].start, 4) != NULL;
-                off += fl[fi].size;
-                res->fillers++;
-                res->filler_bytes += fl[fi].size;
-            }
-        }
         uint32_t al = hot ? 32 : 16;
         off = (off + al - 1) & ~(uint64_t)(al - 1);
-        occupy(&col, heat, nl, off);
         plan_proc *pp = ok ? plan_add_proc(pl, p->start, al) : NULL;
         ok = pp != NULL;
         opt_proc_note *nt = &res->notes[res->nnotes++];
@@ -480,7 +477,7 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
     free(ran);
     free(order);
     free(fl);
-    free(col.max);
+    free(prog_sets);
     free(heat);
     free(before.v), free(before.h);
     free(after.v), free(after.h);
