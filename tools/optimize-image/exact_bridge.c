@@ -8,12 +8,18 @@
  * conditional branch's edges are its T and N records; a table jump's edges
  * its target histogram; any other fall-through the count of the block's last
  * instruction.
+ *
+ * Counts taken on a rewritten image of this one (its address map names this
+ * image's build-id) are read through the map: each instruction's count goes
+ * to its original address; branches the rewriter added and padding are
+ * dropped.  So a profile of the optimized binary feeds the next round.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "rewriter/addrmap.h"
 #include "tools/optimize-image/exact_bridge.h"
 
 typedef struct ev { uint64_t addr; double d; } ev;
@@ -73,6 +79,27 @@ static double edge_count(const xe *x, size_t n, uint64_t from, uint64_t to, int 
     return c;
 }
 
+/* Is the image at path a rewritten copy of orig?  Then *map is its map. */
+static bool mapped_from(const char *path, const image *orig, addrmap *map)
+{
+    image_error ie;
+    image *im = image_open(path, &ie);
+    if (!im)
+        return false;
+    char e[128];
+    addrmap m = { 0 };
+    bool ok = addrmap_read(im, &m, e, sizeof e) && m.build_id_len == orig->build_id_len &&
+              !memcmp(m.build_id, orig->build_id, m.build_id_len);
+    image_close(im);
+    if (ok) {
+        addrmap_free(map);
+        *map = m;
+    } else {
+        addrmap_free(&m);
+    }
+    return ok;
+}
+
 est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, double *shared,
                             uint32_t line_size, uint32_t nsets, char *err, size_t errlen)
 {
@@ -90,7 +117,8 @@ est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, double *sh
     est_freq *f = NULL;
     char line[8192];
     uint64_t lsz = line_size ? line_size : 32;
-    long img = -1, lineno = 0;
+    long img = -1, mimg = -1, lineno = 0;
+    addrmap map = { 0 };
     /* other images' numbers in the current file: 1 when shared code */
     uint8_t other[256] = { 0 };
     bool found = false;
@@ -102,20 +130,35 @@ est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, double *sh
         char kind[16], bid[160];
         if (line[0] == '#')
             continue;
-        char ipath[8];
-        if (sscanf(line, "image %ld %159s %7s", &n, bid, ipath) >= 2) {
+        char ipath[4096];
+        if (sscanf(line, "image %ld %159s %4095s", &n, bid, ipath) >= 2) {
             if (n >= 0 && n < 256)
                 other[n] = strcmp(bid, want) && strcmp(ipath, "-");
+            if (n == img)
+                img = -1;
+            if (n == mimg)
+                mimg = -1;
             if (!strcmp(bid, want)) {       /* files may be concatenated */
                 img = n;
                 found = true;
-            } else if (n == img) {
-                img = -1;
+            } else if (strcmp(ipath, "-") && mapped_from(ipath, cfg->img, &map)) {
+                mimg = n;
+                other[n] = 0;
+                found = true;
             }
         } else if (sscanf(line, "block %ld %" SCNx64 " %" SCNx64 " %lf", &n, &a, &b, &c) == 4) {
             if (n == img && b > a) {
                 PUSH(v, nv, cv, ((ev){ a, c }));
                 PUSH(v, nv, cv, ((ev){ b, -c }));
+            } else if (n == mimg && b > a) {
+                for (uint64_t pc = a; pc < b; pc += 4) {
+                    int k;
+                    uint64_t o = addrmap_lookup(&map, pc, &k);
+                    if (k == AM_CODE || k < 0) {
+                        PUSH(v, nv, cv, ((ev){ o, c }));
+                        PUSH(v, nv, cv, ((ev){ o + 4, -c }));
+                    }
+                }
             } else if (shared && n >= 0 && n < 256 && other[n] && b > a) {
                 for (uint64_t l = a / lsz; l <= (b - 1) / lsz; l++)
                     shared[l % nsets] += c;
@@ -123,6 +166,12 @@ est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, double *sh
         } else if (sscanf(line, "edge %ld %" SCNx64 " %15s %ld %" SCNx64 " %lf", &n, &a, kind, &m, &b, &c) == 6) {
             if (n == img && m == img)
                 PUSH(x, nx, cx, ((xe){ a, b, c, kind[0] }));
+            else if (n == mimg && m == mimg) {
+                int k1, k2;
+                uint64_t oa = addrmap_lookup(&map, a, &k1), ob = addrmap_lookup(&map, b, &k2);
+                if ((k1 == AM_CODE || k1 < 0) && (k2 == AM_CODE || k2 < 0))
+                    PUSH(x, nx, cx, ((xe){ oa, ob, c, kind[0] }));
+            }
         } else if (!strncmp(line, "entry ", 6) || !strncmp(line, "exit ", 5) ||
                    !strncmp(line, "branch ", 7) || !strncmp(line, "jump ", 5) ||
                    !strncmp(line, "call ", 5) || line[0] == '\n') {
@@ -169,18 +218,27 @@ est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, double *sh
                 continue;
             const cfg_block *B = &p->blocks[E->from];
             uint64_t last = B->end - 4, to = E->to < p->nblocks ? p->blocks[E->to].start : E->target;
-            double tk = edge_count(x, nx, last, B->end, 'N');
             switch (E->kind) {
             case CFG_EDGE_TAKEN: case CFG_EDGE_TABLE: case CFG_EDGE_OUT:
                 q->edge[e] = edge_count(x, nx, last, to, 0);
                 if (E->kind == CFG_EDGE_OUT && !q->edge[e])
                     q->edge[e] = 0;
                 break;
-            case CFG_EDGE_FALL:
-                /* a conditional branch records its fall-through as N */
-                q->edge[e] = tk > 0 || edge_count(x, nx, last, E->target, 'T') > 0
-                                 ? tk : count_at(v, pre, nv, last);
+            case CFG_EDGE_FALL: {
+                /* what ran the last instruction and did not go elsewhere:
+                 * holds for inverted branches and added BRs alike */
+                double out = 0;
+                for (uint32_t k = 0; k < B->nout; k++) {
+                    const cfg_edge *O = &p->edges[p->out_edges[B->first_out + k]];
+                    if (O != E && (O->kind == CFG_EDGE_TAKEN || O->kind == CFG_EDGE_TABLE ||
+                                   O->kind == CFG_EDGE_OUT))
+                        out += edge_count(x, nx, last, O->to < p->nblocks ? p->blocks[O->to].start
+                                                                         : O->target, 0);
+                }
+                double all = count_at(v, pre, nv, last);
+                q->edge[e] = all > out ? all - out : 0;
                 break;
+            }
             case CFG_EDGE_RETURN:
                 q->edge[e] = count_at(v, pre, nv, last);
                 break;
@@ -192,6 +250,7 @@ est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, double *sh
     free(v);
     free(x);
     free(pre);
+    addrmap_free(&map);
     fclose(fp);
     return f;
 oom:
@@ -200,6 +259,7 @@ fail:
     free(v);
     free(x);
     free(pre);
+    addrmap_free(&map);
     est_freq_free(f);
     fclose(fp);
     return NULL;
