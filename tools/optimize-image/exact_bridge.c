@@ -151,12 +151,21 @@ est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, double *sh
                 PUSH(v, nv, cv, ((ev){ a, c }));
                 PUSH(v, nv, cv, ((ev){ b, -c }));
             } else if (n == mimg && b > a) {
+                /* Inside a run, two moved instructions whose originals are
+                 * not adjacent were joined by the layout: an edge of the
+                 * original (an inverted branch's old taken path, say). */
+                uint64_t prev = 0;
                 for (uint64_t pc = a; pc < b; pc += 4) {
                     int k;
                     uint64_t o = addrmap_lookup(&map, pc, &k);
                     if (k == AM_CODE || k < 0) {
                         PUSH(v, nv, cv, ((ev){ o, c }));
                         PUSH(v, nv, cv, ((ev){ o + 4, -c }));
+                        if (prev && o != prev + 4)
+                            PUSH(x, nx, cx, ((xe){ prev, o, c, 'F' }));
+                        prev = o;
+                    } else {
+                        prev = 0;
                     }
                 }
             } else if (shared && n >= 0 && n < 256 && other[n] && b > a) {
@@ -169,6 +178,8 @@ est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, double *sh
             else if (n == mimg && m == mimg) {
                 int k1, k2;
                 uint64_t oa = addrmap_lookup(&map, a, &k1), ob = addrmap_lookup(&map, b, &k2);
+                if (k1 == AM_BRANCH)    /* an added BR: the block's last one */
+                    oa = addrmap_lookup(&map, a - 4, &k1);
                 if ((k1 == AM_CODE || k1 < 0) && (k2 == AM_CODE || k2 < 0))
                     PUSH(x, nx, cx, ((xe){ oa, ob, c, kind[0] }));
             }
@@ -220,7 +231,9 @@ est_freq *exact_bridge_read(const cfg_program *cfg, const char *path, double *sh
             uint64_t last = B->end - 4, to = E->to < p->nblocks ? p->blocks[E->to].start : E->target;
             switch (E->kind) {
             case CFG_EDGE_TAKEN: case CFG_EDGE_TABLE: case CFG_EDGE_OUT:
-                q->edge[e] = edge_count(x, nx, last, to, 0);
+                q->edge[e] = B->nout == 1 && E->kind == CFG_EDGE_TAKEN
+                                 ? q->block[E->from]    /* a BR (maybe dropped by a rewrite) */
+                                 : edge_count(x, nx, last, to, 0);
                 if (E->kind == CFG_EDGE_OUT && !q->edge[e])
                     q->edge[e] = 0;
                 break;
