@@ -386,7 +386,7 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
         ok = false;
     double hot_share = res->insns * OPT_HOT_SHARE;
     uint64_t off = 0;
-    if (ok && o->colour && o->shared_heat) {
+    if (ok && !o->no_colour && o->shared_heat) {
         /* where the executed lines land per set, unshifted */
         for (size_t k = 0; k < nran; k++) {
             uint32_t i = order[k], nl = 0, al = pi[i].insns >= hot_share ? 32 : 16;

@@ -37,9 +37,7 @@ typedef struct opt_options {
     bool no_split, no_align, no_chain, no_order;   /* switch passes off */
     bool split_warm;            /* warm chains (ran, but rarely) to the cold area
                                    too, where the estimate is HIGH or EXACT */
-    bool colour;                /* cache-line colouring with fillers (off by
-                                   default: it lost on held-out inputs, see
-                                   docs/notes/optimizer-lua.md) */
+    bool no_colour;             /* no cache-line colouring */
     /* Colouring: the I-cache set (offset modulo the cache size) where the
      * rewriter starts the moved code, and the executions per set of the code
      * of other images that share the cache (the shared libc: loaded on a page

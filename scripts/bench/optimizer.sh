@@ -4,7 +4,7 @@
 # (tests/workloads/lua, exact counts) and measured on the five scripts of
 # scripts/bench/lua, which the profile never saw.  Side by side per script:
 # the -O2 build and optimize-image from the training counts (exact), also
-# with cache-line colouring (--colour) and with --split-warm (warm); cycles, I-cache misses, taken-branch stall cycles, branch
+# without cache-line colouring (--no-colour) and with --split-warm (warm); cycles, I-cache misses, taken-branch stall cycles, branch
 # and jump mispredicts, and the share of the layout-addressable stall cycles
 # (I-cache, taken branch, mispredicts) removed.  Every output is compared
 # with the -O2 build's.  Then optimize-image's own time and memory.
@@ -53,6 +53,7 @@ optimize() {
     -o "$tmp/$1.exact" >"$tmp/log" || { cat "$tmp/log"; exit 1; }
   read -r secs kb <"$tmp/time"
   echo "optimize-image $1 --exact: $secs s, $((kb / 1024)) MB peak"
+  "$OPT" "$2" --exact "$3" --no-colour -o "$tmp/$1.nocol" >/dev/null || { echo "--no-colour failed"; exit 1; }
   sed -n 2,6p "$tmp/$1.report"
 }
 
@@ -67,8 +68,8 @@ speedtest1)
   header
   for t in "size2:--size 2" "orm:--testset orm --size 1" "cte:--testset cte --size 1"; do
     n=${t%%:*}; args=${t#*:}
-    for b in O2 exact; do
-      img=$ST; [ $b = exact ] && img=$tmp/speedtest1.exact
+    for b in O2 exact nocol; do
+      img=$ST; [ $b != O2 ] && img=$tmp/speedtest1.$b
       rm -f "$tmp/st.db"
       # shellcheck disable=SC2086
       "$AXP" run --timing --stats="$tmp/$n.$b.json" -- "$img" $args --verify "$tmp/st.db" 2>&1 |
@@ -90,8 +91,8 @@ zstd)
   header
   for t in "c1:-1 -c" "c9:-9 -c" "c19:-19 -c" "d:-d -c"; do
     n=${t%%:*}; args=${t#*:}; in=$tmp/z.in; [ $n = d ] && in=$tmp/z.in.zst
-    for b in O2 exact; do
-      img=$Z; [ $b = exact ] && img=$tmp/zstd.exact
+    for b in O2 exact nocol; do
+      img=$Z; [ $b != O2 ] && img=$tmp/zstd.$b
       # shellcheck disable=SC2086
       "$AXP" run --timing --stats="$tmp/$n.$b.json" -- "$img" -q $args "$in" | md5sum >"$tmp/$n.$b.out"
       cmp -s "$tmp/$n.O2.out" "$tmp/$n.$b.out" || echo "FAIL zstd $n: $b output differs from -O2"
@@ -111,12 +112,10 @@ lua)
   optimize lua "$LUA" "$tmp/train.exact"
   "$OPT" "$LUA" --exact "$tmp/train.exact" --split-warm -o "$tmp/lua.warm" >/dev/null ||
     { echo "optimize-image --split-warm failed"; exit 1; }
-  "$OPT" "$LUA" --exact "$tmp/train.exact" --colour -o "$tmp/lua.colour" >/dev/null ||
-    { echo "optimize-image --colour failed"; exit 1; }
   header
   for s in $HELD; do
     f=scripts/bench/lua/$s.lua
-    for b in O2 exact colour warm; do
+    for b in O2 exact nocol warm; do
       img=$LUA; [ $b != O2 ] && img=$tmp/lua.$b
       "$AXP" run --timing --stats="$tmp/$s.$b.json" -- "$img" "$f" >"$tmp/$s.$b.out"
       echo $? >>"$tmp/$s.$b.out"

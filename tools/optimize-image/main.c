@@ -26,7 +26,7 @@
 #include "tools/optimize-image/exact_bridge.h"
 
 static const char usage_text[] =
-    "usage: optimize-image IMAGE --exact FILE [--report FILE] [--split-warm] [--colour]\n"
+    "usage: optimize-image IMAGE --exact FILE [--report FILE] [--split-warm] [--no-colour]\n"
     "                      [--write-plan FILE] -o OUT\n"
     "       optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]\n"
     "                      [--write-plan FILE] [-v] -o OUT\n";
@@ -97,7 +97,7 @@ int main(int argc, char **argv)
         { "exact", required_argument, 0, 'x' },
         { "report", required_argument, 0, 'r' },
         { "split-warm", no_argument, 0, 'W' },
-        { "colour", no_argument, 0, 'C' },
+        { "no-colour", no_argument, 0, 'C' },
         { "seed", required_argument, 0, 's' },
         { "check", no_argument, 0, 'c' },
         { "write-plan", required_argument, 0, 'w' },
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
         case 'x': exact = optarg; break;
         case 'r': report = optarg; break;
         case 'W': oo.split_warm = true; break;
-        case 'C': oo.colour = true; break;
+        case 'C': oo.no_colour = true; break;
         case 's': {
             char *end;
             seed = strtoull(optarg, &end, 0);
