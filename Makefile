@@ -93,6 +93,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 600
 fuzz_rooms_default := alpha image
 fuzz_rooms_fuzz_profile := profdb
+fuzz_rooms_fuzz_exact := profdb
 fuzz_rooms_fuzz_plan := alpha image cfg optimizer
 fuzz_rooms_fuzz_cpod := alpha image profdb collector
 fuzz_rooms = $(or $(fuzz_rooms_$(1)),$(fuzz_rooms_default)) common

@@ -99,8 +99,9 @@ static void predecode(const alpha_insn *in, dinsn *d, uint8_t *exit)
     d->a = in->ra;
     d->b = in->rb;
     *exit = BX_SEQ;
-    if (!op) {
+    if (!op) {                  /* an unassigned encoding: SIGILL when reached */
         d->h = H_ILL;
+        d->off = exec_handler_offsets[H_ILL];
         *exit = BX_ILL;
         return;
     }

@@ -47,14 +47,16 @@ geomean() {
        $2 == "O2" { m0 += $5 }
        END { for (b in n) printf "geomean %-6s cycles ratio %.4f, I-cache misses %.1f%% fewer\n", b, exp(g[b] / n[b]), 100 * (m0 - mi[b]) / m0 }' "$1"
 }
-# optimize NAME IMAGE EXACT: optimize-image from exact counts, timed
+# optimize NAME IMAGE --exact FILE...: optimize-image from exact counts, timed
 optimize() {
-  /usr/bin/time -f "%e %M" -o "$tmp/time" "$OPT" "$2" --exact "$3" --report "$tmp/$1.report" \
-    -o "$tmp/$1.exact" >"$tmp/log" || { cat "$tmp/log"; exit 1; }
+  local name=$1 img=$2
+  shift 2
+  /usr/bin/time -f "%e %M" -o "$tmp/time" "$OPT" "$img" "$@" --report "$tmp/$name.report" \
+    -o "$tmp/$name.exact" >"$tmp/log" || { cat "$tmp/log"; exit 1; }
   read -r secs kb <"$tmp/time"
-  echo "optimize-image $1 --exact: $secs s, $((kb / 1024)) MB peak"
-  "$OPT" "$2" --exact "$3" --no-colour -o "$tmp/$1.nocol" >/dev/null || { echo "--no-colour failed"; exit 1; }
-  sed -n 2,6p "$tmp/$1.report"
+  echo "optimize-image $name: $secs s, $((kb / 1024)) MB peak"
+  "$OPT" "$img" "$@" --no-colour -o "$tmp/$name.nocol" >/dev/null || { echo "--no-colour failed"; exit 1; }
+  sed -n 2,6p "$tmp/$name.report"
 }
 
 for w in $WORKLOADS; do case $w in
@@ -64,7 +66,7 @@ speedtest1)
   echo; echo "speedtest1: training on --size 1 (exact counts)"
   rm -f "$tmp/st.db"
   "$AXP" run --exact "$tmp/st.train" -- "$ST" --size 1 "$tmp/st.db" >/dev/null || { echo "training failed"; exit 1; }
-  optimize speedtest1 "$ST" "$tmp/st.train"
+  optimize speedtest1 "$ST" --exact "$tmp/st.train"
   header
   for t in "size2:--size 2" "orm:--testset orm --size 1" "cte:--testset cte --size 1"; do
     n=${t%%:*}; args=${t#*:}
@@ -86,7 +88,7 @@ zstd)
   echo; echo "zstd: training on compressing datagen -g1M -P40 -s7 at -3 (exact counts)"
   "$DG" -g1M -P40 -s7 >"$tmp/z.train.in"; "$DG" -g1M -P60 -s3 >"$tmp/z.in"
   "$AXP" run --exact "$tmp/z.train" -- "$Z" -q -3 -c "$tmp/z.train.in" >/dev/null || { echo "training failed"; exit 1; }
-  optimize zstd "$Z" "$tmp/z.train"
+  optimize zstd "$Z" --exact "$tmp/z.train"
   "$Z" -q -3 -c "$tmp/z.in" >"$tmp/z.in.zst" 2>/dev/null || "$AXP" run -- "$Z" -q -3 -c "$tmp/z.in" >"$tmp/z.in.zst"
   header
   for t in "c1:-1 -c" "c9:-9 -c" "c19:-19 -c" "d:-d -c"; do
@@ -108,9 +110,9 @@ lua)
     "$AXP" run --exact "$tmp/$s.exact" -- "$LUA" "tests/workloads/lua/$s.lua" >/dev/null ||
       { echo "training run $s failed"; exit 1; }
   done
-  cat "$tmp"/{closures,fib,nbody,sieve,sort,strings}.exact >"$tmp/train.exact"
-  optimize lua "$LUA" "$tmp/train.exact"
-  "$OPT" "$LUA" --exact "$tmp/train.exact" --split-warm -o "$tmp/lua.warm" >/dev/null ||
+  ex=(); for s in $TRAIN; do ex+=(--exact "$tmp/$s.exact"); done
+  optimize lua "$LUA" "${ex[@]}"
+  "$OPT" "$LUA" "${ex[@]}" --split-warm -o "$tmp/lua.warm" >/dev/null ||
     { echo "optimize-image --split-warm failed"; exit 1; }
   header
   for s in $HELD; do

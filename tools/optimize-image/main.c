@@ -1,5 +1,6 @@
 /*
- * optimize-image IMAGE --exact FILE [--report FILE] [--write-plan FILE] -o OUT
+ * optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]
+ *                [--write-plan FILE] -o OUT
  * optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]
  *                [--write-plan FILE] [-v] -o OUT
  *
@@ -23,10 +24,10 @@
 #include "cfg/cfg.h"
 #include "optimizer/optimize.h"
 #include "rewriter/rewrite.h"
-#include "tools/optimize-image/exact_bridge.h"
+#include "tools/optimize-image/profile.h"
 
 static const char usage_text[] =
-    "usage: optimize-image IMAGE --exact FILE [--report FILE] [--split-warm] [--no-colour]\n"
+    "usage: optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]\n"
     "                      [--write-plan FILE] -o OUT\n"
     "       optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]\n"
     "                      [--write-plan FILE] [-v] -o OUT\n";
@@ -39,36 +40,26 @@ static double now(void)
 }
 
 /* The optimizer's plan from exact counts, and its report. */
-static bool optimize(const image *img, const cfg_program *prog, const char *exact,
-                     const char *report, const opt_options *oo, plan *pl, char *err, size_t errlen)
+static bool optimize(const image *img, const cfg_program *prog, const char *const *exact,
+                     size_t nexact, const char *report, const opt_options *oo, plan *pl,
+                     char *err, size_t errlen)
 {
     plan_init(pl);
     ev5_params ev5;
     ev5_defaults(&ev5);
-    uint32_t nsets = ev5.icache.size / ev5.icache.line;
-    double *shared = calloc(nsets, sizeof *shared);
-    est_freq *f = shared ? exact_bridge_read(prog, exact, shared, ev5.icache.line, nsets, err, errlen)
-                         : NULL;
-    if (!f) {
-        if (!shared)
-            snprintf(err, errlen, "out of memory");
-        free(shared);
+    oi_profile prof;
+    if (!oi_profile_exact(prog, exact, nexact, ev5.icache.line, ev5.icache.size / ev5.icache.line,
+                          &prof, err, errlen))
         return false;
-    }
     opt_options o = *oo;
     o.ev5 = &ev5;
-    opt_jump *jumps = NULL;
-    if (!exact_bridge_jumps(prog, exact, &jumps, &o.njumps, err, errlen)) {
-        est_freq_free(f);
-        free(shared);
-        return false;
-    }
-    o.jumps = jumps;
     /* the new segment starts on a boundary of at least the cache's size */
     o.code_phase = (uint32_t)(rw_code_offset(img) % ev5.icache.size);
-    o.shared_heat = shared;
+    o.shared_heat = prof.shared;
+    o.jumps = prof.jumps;
+    o.njumps = prof.njumps;
     opt_result res;
-    bool ok = opt_plan(prog, f, &o, pl, &res, err, errlen);
+    bool ok = opt_plan(prog, prof.freq, &o, pl, &res, err, errlen);
     if (ok && report) {
         FILE *rf = fopen(report, "w");
         if (rf)
@@ -83,10 +74,9 @@ static bool optimize(const image *img, const cfg_program *prog, const char *exac
                "hot I-cache lines %llu -> %llu\n", pl->nprocs, res.bubbles_before,
                res.bubbles_after, (unsigned long long)res.hot_lines_before,
                (unsigned long long)res.hot_lines_after);
-    opt_result_free(&res);
-    est_freq_free(f);
-    free(shared);
-    free(jumps);
+    if (ok)
+        opt_result_free(&res);
+    oi_profile_free(&prof);
     return ok;
 }
 
@@ -106,7 +96,9 @@ int main(int argc, char **argv)
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
-    const char *planarg = NULL, *out = NULL, *wplan = NULL, *exact = NULL, *report = NULL;
+    const char *planarg = NULL, *out = NULL, *wplan = NULL, *report = NULL;
+    const char *exact[64];
+    size_t nexact = 0;
     opt_options oo = { 0 };
     uint64_t seed = 1;
     bool seeded = false;
@@ -115,7 +107,13 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "p:s:cw:vo:h", opts, NULL)) != -1) {
         switch (c) {
         case 'p': planarg = optarg; break;
-        case 'x': exact = optarg; break;
+        case 'x':
+            if (nexact == sizeof exact / sizeof exact[0]) {
+                fprintf(stderr, "optimize-image: at most %zu --exact files\n", nexact);
+                return 2;
+            }
+            exact[nexact++] = optarg;
+            break;
         case 'r': report = optarg; break;
         case 'W': oo.split_warm = true; break;
         case 'C': oo.no_colour = true; break;
@@ -137,11 +135,11 @@ int main(int argc, char **argv)
         default: fputs(usage_text, stderr); return 2;
         }
     }
-    if (optind + 1 != argc || !!planarg + !!exact != 1 || !out) {
+    if (optind + 1 != argc || !!planarg + !!nexact != 1 || !out) {
         fputs(usage_text, stderr);
         return 2;
     }
-    if (report && !exact) {
+    if (report && !nexact) {
         fprintf(stderr, "optimize-image: --report goes with --exact\n");
         return 2;
     }
@@ -171,8 +169,8 @@ int main(int argc, char **argv)
     }
     plan pl;
     bool ok;
-    if (exact)
-        ok = optimize(img, prog, exact, report, &oo, &pl, err, sizeof err);
+    if (nexact)
+        ok = optimize(img, prog, exact, nexact, report, &oo, &pl, err, sizeof err);
     else if (!strcmp(planarg, "identity"))
         ok = plan_identity(prog, &pl) || (snprintf(err, sizeof err, "out of memory"), false);
     else if (!strcmp(planarg, "random"))

@@ -1,0 +1,49 @@
+/*
+ * estimator/freq.c: the frequency tables (estimator/freq.h).
+ */
+#include <stdlib.h>
+
+#include "estimator/freq.h"
+
+est_freq *est_freq_new(const cfg_program *cfg)
+{
+    est_freq *f = calloc(1, sizeof *f);
+    if (!f || !(f->procs = calloc(cfg->nprocs ? cfg->nprocs : 1, sizeof *f->procs))) {
+        free(f);
+        return NULL;
+    }
+    f->cfg = cfg;
+    for (size_t i = 0; i < cfg->nprocs; i++) {
+        const cfg_proc *p = &cfg->procs[i];
+        est_proc_freq *q = &f->procs[i];
+        q->block = calloc(p->nblocks + 1, sizeof *q->block);
+        q->block_conf = calloc(p->nblocks + 1, 1);
+        q->edge = calloc(p->nedges + 1, sizeof *q->edge);
+        q->edge_conf = calloc(p->nedges + 1, 1);
+        if (!q->block || !q->block_conf || !q->edge || !q->edge_conf) {
+            est_freq_free(f);
+            return NULL;
+        }
+    }
+    return f;
+}
+
+void est_freq_free(est_freq *f)
+{
+    if (!f)
+        return;
+    for (size_t i = 0; f->procs && i < f->cfg->nprocs; i++) {
+        free(f->procs[i].block);
+        free(f->procs[i].block_conf);
+        free(f->procs[i].edge);
+        free(f->procs[i].edge_conf);
+    }
+    free(f->procs);
+    free(f);
+}
+
+const char *est_conf_name(unsigned conf)
+{
+    static const char *const names[] = { "low", "medium", "high", "exact" };
+    return conf < 4 ? names[conf] : "?";
+}

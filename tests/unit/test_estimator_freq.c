@@ -1,0 +1,171 @@
+/*
+ * Unit tests of the exact-counts reader (profdb/exact.h) and of exact
+ * counts laid onto CFGs (estimator/freq.h).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cfg/cfg.h"
+#include "estimator/freq.h"
+#include "profdb/exact.h"
+
+static profdb_exact *parse(const char *text, profdb_error *err)
+{
+    return profdb_exact_parse(text, strlen(text), "t.exact", err);
+}
+
+Test(exact, reads_every_record)
+{
+    const char *t =
+        "# axp exact counts\n"
+        "image 0 0a1b - \n"
+        "image 1 - /lib/libc.so.6.1\n"
+        "block 0 0x100 0x110 5\n"
+        "entry 0 0x100 1\n"
+        "edge 0 0x10c T 0 0x100 4\n"
+        "edge 0 0x10c N 1 0x2000 1\n"
+        "exit 0 0x104 X 1\n"
+        "branch 0 0x10c 0x100 4 1\n"
+        "jump 0 0x200 jmp 7 0:0x100=3 1:0x2000=4\n"
+        "call 0 0x300 2\n"
+        "block - 0x5000 0x5008 9\n";
+    profdb_error err = { 0 };
+    profdb_exact *ex = parse(t, &err);
+    cr_assert(ex, "%s", err.msg);
+    cr_assert_eq(ex->nimages, 2);
+    const profdb_exact_image *im = &ex->images[0];
+    cr_assert_eq(im->build_id_len, 2);
+    cr_assert_eq(im->build_id[1], 0x1b);
+    cr_assert_str_eq(ex->images[1].path, "/lib/libc.so.6.1");
+    cr_assert_eq(im->nruns, 1);
+    cr_assert_eq(im->runs[0].count, 5);
+    cr_assert_eq(im->nedges, 2);
+    cr_assert_eq(im->edges[1].to_image, 1);
+    cr_assert_eq(im->edges[1].kind, 'N');
+    cr_assert_eq(im->nexits, 1);
+    cr_assert_eq(im->nbranches, 1);
+    cr_assert_eq(im->branches[0].not_taken, 1);
+    cr_assert_eq(im->njumps, 1);
+    cr_assert_eq(im->jumps[0].ntargets, 2);
+    cr_assert_eq(im->targets[im->jumps[0].first + 1].count, 4);
+    cr_assert_eq(im->ncalls, 1);
+    cr_assert_eq(profdb_exact_find(ex, (const uint8_t *)"\x0a\x1b", 2), im);
+    cr_assert_null(profdb_exact_find(ex, (const uint8_t *)"\x0a\x1c", 2));
+    profdb_exact_free(ex);
+}
+
+Test(exact, errors_name_the_line)
+{
+    static const struct { const char *text, *want; } cases[] = {
+        { "image 0 - a\nblock 0 0x10 0x8 1\n", "t.exact:2: block: END" },
+        { "image 1 - a\n", "t.exact:1: image: numbers" },
+        { "image 0 - a\nedge 0 0x10 Q 0 0x20 1\n", "t.exact:2: edge: unknown kind" },
+        { "image 0 - a\nblock 3 0x10 0x20 1\n", "t.exact:2: image number" },
+        { "image 0 - a\n\nblock 0 0x10 0x20 x\n", "t.exact:3: bad count" },
+        { "image 0 - a\nblock 0 10 0x20 1\n", "t.exact:2: bad address" },
+        { "image 0 - a\nblock 0 0x10 0x20 99999999999999999999999\n", "t.exact:2: bad count" },
+        { "image 0 - a\njump 0 0x10 jmp 1 0=0x20\n", "t.exact:2: jump: a target" },
+        { "image 0 zz a\n", "t.exact:1: image: build-id" },
+        { "frob 0 1\n", "t.exact:1: unknown record" },
+        { "# nothing\n", "t.exact: no records" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        profdb_error err = { 0 };
+        profdb_exact *ex = parse(cases[i].text, &err);
+        cr_expect_null(ex, "case %zu parsed", i);
+        cr_expect(!strncmp(err.msg, cases[i].want, strlen(cases[i].want)), "case %zu: '%s'", i, err.msg);
+        profdb_exact_free(ex);
+    }
+}
+
+Test(exact, missing_file_is_an_error)
+{
+    profdb_error err = { 0 };
+    cr_assert_null(profdb_exact_read("/nonexistent/x.exact", &err));
+    cr_assert(strstr(err.msg, "/nonexistent/x.exact"), "%s", err.msg);
+}
+
+/* Runs a test program under axp with --exact and lays its counts onto its
+ * CFG: every block's count must equal what flows in and what flows out. */
+static void check_flow(const char *name)
+{
+    const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+    char prog[512], exact[512], cmd[2048];
+    snprintf(prog, sizeof prog, "%s/programs/%s", build, name);
+    char dir[] = "/tmp/cpo-freq-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    snprintf(exact, sizeof exact, "%s/x.exact", dir);
+    snprintf(cmd, sizeof cmd, "%s/bin/axp run --exact %s -- %s >/dev/null 2>&1 </dev/null", build, exact, prog);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    profdb_error perr = { 0 };
+    profdb_exact *ex = profdb_exact_read(exact, &perr);
+    cr_assert(ex, "%s", perr.msg);
+    image_error ierr;
+    image *img = image_open(prog, &ierr);
+    cr_assert(img);
+    char err[256];
+    cfg_program *cfg = cfg_build(img, err, sizeof err);
+    cr_assert(cfg, "%s", err);
+    est_freq *f = est_freq_from_exact(cfg, ex, err, sizeof err);
+    cr_assert(f, "%s", err);
+    size_t checked = 0, hot = 0;
+    for (size_t p = 0; p < cfg->nprocs; p++) {
+        const cfg_proc *fn = &cfg->procs[p];
+        const est_proc_freq *q = &f->procs[p];
+        if (fn->flags & (CFG_PF_MISSING | CFG_PF_BADCODE))
+            continue;
+        for (size_t b = 0; b < fn->nblocks; b++) {
+            const cfg_block *bl = &fn->blocks[b];
+            double in = 0, out = 0;
+            for (uint32_t k = 0; k < bl->nin; k++)
+                in += q->edge[fn->in_edges[bl->first_in + k]];
+            for (uint32_t k = 0; k < bl->nout; k++)
+                out += q->edge[fn->out_edges[bl->first_out + k]];
+            cr_expect_eq(in, q->block[b], "%s: %s block 0x%lx: in %.0f, count %.0f", name, fn->name,
+                         (unsigned long)bl->start, in, q->block[b]);
+            /* A call that never returns (exit) leaves one execution short. */
+            cr_expect(out <= q->block[b] + 0.5 && out >= q->block[b] - 1.5,
+                      "%s: %s block 0x%lx: out %.0f, count %.0f", name, fn->name,
+                      (unsigned long)bl->start, out, q->block[b]);
+            checked++;
+            hot += q->block[b] > 0;
+        }
+    }
+    cr_expect_gt(hot, 10, "%s: only %zu blocks ran", name, hot);
+    cr_log_info("%s: %zu blocks checked, %zu ran", name, checked, hot);
+    est_freq_free(f);
+    cfg_free(cfg);
+    image_close(img);
+    profdb_exact_free(ex);
+    unlink(exact);
+    rmdir(dir);
+}
+
+Test(freq, exact_counts_conserve_flow) { check_flow("copyloop-static"); }
+Test(freq, exact_counts_conserve_flow_with_tables) { check_flow("indjump-static"); }
+Test(freq, exact_counts_conserve_flow_recursion) { check_flow("recursion-static"); }
+Test(freq, exact_counts_conserve_flow_funcptr) { check_flow("funcptr-static"); }
+
+Test(freq, image_not_in_counts)
+{
+    profdb_error perr = { 0 };
+    profdb_exact *ex = parse("image 0 ffff /x\nblock 0 0x10 0x20 1\n", &perr);
+    cr_assert(ex);
+    const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+    char prog[512];
+    snprintf(prog, sizeof prog, "%s/programs/copyloop-static", build);
+    image_error ierr;
+    image *img = image_open(prog, &ierr);
+    cr_assert(img);
+    char err[256];
+    cfg_program *cfg = cfg_build(img, err, sizeof err);
+    cr_assert(cfg);
+    cr_assert_null(est_freq_from_exact(cfg, ex, err, sizeof err));
+    cr_assert(strstr(err, "hold no image"), "%s", err);
+    cfg_free(cfg);
+    image_close(img);
+    profdb_exact_free(ex);
+}
