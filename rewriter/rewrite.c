@@ -288,3 +288,9 @@ bool rw_rewrite(const image *img, const cfg_program *prog, const plan *pl,
     ctx_free(cx);
     return ok;
 }
+
+uint64_t rw_code_offset(const image *img)
+{
+    /* elfout.c: one more program header (the new segment's), then code */
+    return ((img->nsegments + 1) * sizeof(Elf64_Phdr) + 31) & ~(uint64_t)31;
+}

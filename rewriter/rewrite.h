@@ -63,6 +63,11 @@ bool rw_rewrite(const image *img, const cfg_program *prog, const plan *pl,
                 const rw_options *opt, const char *outpath, rw_stats *st,
                 char *err, size_t errlen);
 
+/* Where the moved code starts, as an offset from the new segment's start
+ * (which is aligned to at least a page): after the program headers, on a
+ * 32-byte boundary.  The optimizer colours I-cache sets from it. */
+uint64_t rw_code_offset(const image *img);
+
 /* Would rw_rewrite accept pl for img?  The checks against the CFG only, no
  * layout and no output: for optimizers and their tests. */
 bool rw_plan_check(const image *img, const cfg_program *prog, const plan *pl,

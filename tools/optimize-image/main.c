@@ -1,9 +1,14 @@
 /*
+ * optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]
+ *                [--write-plan FILE] -o OUT
  * optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]
  *                [--write-plan FILE] [-v] -o OUT
  *
- * Applies a layout plan (docs/layout-plan.md) to an Alpha executable linked
- * with --emit-relocs and writes the rewritten executable to OUT.  `identity`
+ * With --exact, the optimizer (docs/optimizer.md) makes a layout plan from
+ * axp's exact counts of IMAGE; --report writes what it did per procedure and
+ * the cycles its cost model predicts.  With --plan, applies a given layout
+ * plan (docs/layout-plan.md).  Either way IMAGE, an Alpha executable linked
+ * with --emit-relocs, is rewritten to OUT.  `identity`
  * keeps the original order but moves all code; `random` makes a random
  * valid plan from --seed.  --check overwrites the old copy of moved code
  * with trapping instructions.  Prints a summary: procedures moved, and those
@@ -18,10 +23,14 @@
 
 #include "cfg/cfg.h"
 #include "common/outfile.h"
+#include "optimizer/optimize.h"
 #include "rewriter/rewrite.h"
+#include "tools/optimize-image/profile.h"
 
 static const char usage_text[] =
-    "usage: optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]\n"
+    "usage: optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]\n"
+    "                      [--write-plan FILE] -o OUT\n"
+    "       optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]\n"
     "                      [--write-plan FILE] [-v] -o OUT\n";
 
 static double now(void)
@@ -31,10 +40,60 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The optimizer's plan from exact counts, and its report. */
+static bool optimize(const image *img, const cfg_program *prog, const char *const *exact,
+                     size_t nexact, const char *report, const opt_options *oo, plan *pl,
+                     char *err, size_t errlen)
+{
+    plan_init(pl);
+    ev5_params ev5;
+    ev5_defaults(&ev5);
+    oi_profile prof;
+    if (!oi_profile_exact(prog, exact, nexact, ev5.icache.line, ev5.icache.size / ev5.icache.line,
+                          &prof, err, errlen))
+        return false;
+    opt_options o = *oo;
+    o.ev5 = &ev5;
+    /* the new segment starts on a boundary of at least the cache's size */
+    o.code_phase = (uint32_t)(rw_code_offset(img) % ev5.icache.size);
+    o.shared_heat = prof.shared;
+    o.jumps = prof.jumps;
+    o.njumps = prof.njumps;
+    opt_result res;
+    bool ok = opt_plan(prog, prof.freq, &o, pl, &res, err, errlen);
+    if (ok && report) {
+        outfile of;
+        FILE *rf = NULL;
+        ok = outfile_open(&of, report, 0666, err, errlen);
+        if (ok && !(rf = outfile_stream(&of))) {
+            outfile_abort(&of);
+            snprintf(err, errlen, "%s: cannot write the report", report);
+            ok = false;
+        }
+        if (rf) {
+            opt_report(rf, prog, &res);
+            ok = outfile_commit(&of, err, errlen);
+        }
+    }
+    if (ok)
+        printf("optimizer: %zu procedures placed; predicted taken-branch cycles %.0f -> %.0f; "
+               "hot I-cache lines %llu -> %llu\n", pl->nprocs, res.bubbles_before,
+               res.bubbles_after, (unsigned long long)res.hot_lines_before,
+               (unsigned long long)res.hot_lines_after);
+    if (ok)
+        opt_result_free(&res);
+    oi_profile_free(&prof);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "plan", required_argument, 0, 'p' },
+        { "exact", required_argument, 0, 'x' },
+        { "report", required_argument, 0, 'r' },
+        { "split-warm", no_argument, 0, 'W' },
+        { "no-colour", no_argument, 0, 'C' },
         { "seed", required_argument, 0, 's' },
         { "check", no_argument, 0, 'c' },
         { "write-plan", required_argument, 0, 'w' },
@@ -43,7 +102,10 @@ int main(int argc, char **argv)
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
-    const char *planarg = NULL, *out = NULL, *wplan = NULL;
+    const char *planarg = NULL, *out = NULL, *wplan = NULL, *report = NULL;
+    const char *exact[64];
+    size_t nexact = 0;
+    opt_options oo = { 0 };
     uint64_t seed = 1;
     bool seeded = false;
     rw_options ro = { 0 };
@@ -51,6 +113,16 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "p:s:cw:vo:h", opts, NULL)) != -1) {
         switch (c) {
         case 'p': planarg = optarg; break;
+        case 'x':
+            if (nexact == sizeof exact / sizeof exact[0]) {
+                fprintf(stderr, "optimize-image: at most %zu --exact files\n", nexact);
+                return 2;
+            }
+            exact[nexact++] = optarg;
+            break;
+        case 'r': report = optarg; break;
+        case 'W': oo.split_warm = true; break;
+        case 'C': oo.no_colour = true; break;
         case 's': {
             char *end;
             seed = strtoull(optarg, &end, 0);
@@ -69,11 +141,15 @@ int main(int argc, char **argv)
         default: fputs(usage_text, stderr); return 2;
         }
     }
-    if (optind + 1 != argc || !planarg || !out) {
+    if (optind + 1 != argc || !!planarg + !!nexact != 1 || !out) {
         fputs(usage_text, stderr);
         return 2;
     }
-    if (seeded && strcmp(planarg, "random")) {
+    if (report && !nexact) {
+        fprintf(stderr, "optimize-image: --report goes with --exact\n");
+        return 2;
+    }
+    if (seeded && (!planarg || strcmp(planarg, "random"))) {
         fprintf(stderr, "optimize-image: --seed goes with --plan random\n");
         return 2;
     }
@@ -99,7 +175,9 @@ int main(int argc, char **argv)
     }
     plan pl;
     bool ok;
-    if (!strcmp(planarg, "identity"))
+    if (nexact)
+        ok = optimize(img, prog, exact, nexact, report, &oo, &pl, err, sizeof err);
+    else if (!strcmp(planarg, "identity"))
         ok = plan_identity(prog, &pl) || (snprintf(err, sizeof err, "out of memory"), false);
     else if (!strcmp(planarg, "random"))
         ok = plan_random(prog, seed, &pl) || (snprintf(err, sizeof err, "out of memory"), false);

@@ -1,0 +1,245 @@
+/*
+ * optimizer/chains.c: the block order of one procedure.
+ *
+ * Bottom-up chaining (Pettis and Hansen): edges by falling frequency, each
+ * joins the chain ending at its source to the chain starting at its target,
+ * so the hottest edges become fall-throughs and cost no taken-branch bubble.
+ * Blocks glued by a call (the return address is the next block) start out
+ * as one chain.  Chains are then placed entry first, each next one the chain
+ * most strongly connected to those already placed; chains that never ran go
+ * last, and to the cold area only when the estimate is sure they never run
+ * (a block the profile saw run, however rarely, stays in the hot part so an
+ * input that runs it more does not pay a far jump every time).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "optimizer/internal.h"
+
+typedef struct wedge {
+    double w;
+    uint32_t from, to;
+    uint32_t kind;
+} wedge;
+
+static int by_weight(const void *a, const void *b)
+{
+    const wedge *x = a, *y = b;
+    if (x->w != y->w)
+        return x->w > y->w ? -1 : 1;
+    if (x->kind != y->kind)                 /* a fall-through keeps its place */
+        return x->kind == CFG_EDGE_FALL ? -1 : 1;
+    return x->from < y->from ? -1 : x->from > y->from;
+}
+
+static bool sure_cold(const est_proc_freq *fp, uint32_t b)
+{
+    return fp->block[b] <= 0 && fp->block_conf[b] >= EST_CONF_MEDIUM;
+}
+
+static double chain_heat(const est_proc_freq *fp, const uint32_t *next, uint32_t h)
+{
+    double heat = 0;
+    for (uint32_t x = h; x != CFG_NONE; x = next[x])
+        if (fp->block[x] > heat)
+            heat = fp->block[x];
+    return heat;
+}
+
+/* Warm, and the estimate sure enough to send it to the cold area. */
+static bool warm_sure(const est_proc_freq *fp, const uint32_t *next, uint32_t h)
+{
+    for (uint32_t x = h; x != CFG_NONE; x = next[x])
+        if (fp->block_conf[x] < EST_CONF_HIGH)
+            return false;
+    return true;
+}
+
+/* Chains as linked lists: next[], and for each chain head its tail. */
+bool opt_chain_proc(const cfg_proc *p, const est_proc_freq *fp, const opt_options *o,
+                    opt_proc_layout *out)
+{
+    size_t nb = p->nblocks;
+    uint32_t *next = malloc(nb * sizeof *next), *head = malloc(nb * sizeof *head);
+    uint32_t *tail = malloc(nb * sizeof *tail);
+    wedge *ed = malloc((p->nedges + 1) * sizeof *ed);
+    uint8_t *placed = calloc(nb, 1);
+    double *score = calloc(nb, sizeof *score);
+    out->order = malloc(nb * sizeof *out->order);
+    out->align = calloc(nb, sizeof *out->align);
+    bool ok = next && head && tail && ed && placed && score && out->order && out->align;
+    if (!ok)
+        goto done;
+    for (uint32_t b = 0; b < nb; b++)
+        next[b] = CFG_NONE, head[b] = tail[b] = b;
+    /* Glue: a block that leaves a return address keeps its successor. */
+    for (uint32_t b = 0; b + 1 < nb; b++)
+        if (p->blocks[b].flags & CFG_BF_LINKS) {
+            uint32_t h = head[b], t = tail[b + 1];
+            next[b] = b + 1;
+            for (uint32_t x = b + 1; x != CFG_NONE; x = next[x])
+                head[x] = h;
+            tail[h] = t;
+        }
+    size_t ne = 0;
+    for (size_t e = 0; e < p->nedges && !o->no_chain; e++) {
+        const cfg_edge *E = &p->edges[e];
+        if (E->from >= nb || E->to >= nb || fp->edge[e] <= 0 ||
+            (E->kind != CFG_EDGE_FALL && E->kind != CFG_EDGE_TAKEN))
+            continue;
+        ed[ne++] = (wedge){ fp->edge[e], E->from, E->to, E->kind };
+    }
+    qsort(ed, ne, sizeof *ed, by_weight);
+    for (size_t i = 0; i < ne; i++) {
+        uint32_t u = ed[i].from, v = ed[i].to;
+        if (next[u] != CFG_NONE || head[v] != v || head[u] == v ||
+            (p->blocks[v].flags & CFG_BF_ENTRY))
+            continue;
+        uint32_t h = head[u];
+        next[u] = v;
+        tail[h] = tail[v];
+        for (uint32_t x = v; x != CFG_NONE; x = next[x])
+            head[x] = h;
+    }
+    size_t n = 0;
+    uint32_t entry = 0;
+    for (uint32_t b = 0; b < nb; b++)
+        if (p->blocks[b].flags & CFG_BF_ENTRY) {
+            entry = head[b];
+            break;
+        }
+    double pmax = 0;
+    for (uint32_t b = 0; b < nb; b++)
+        if (fp->block[b] > pmax)
+            pmax = fp->block[b];
+    /* Place hot chains greedily by their connection to the placed ones;
+     * chains that ran but far less than the hottest block (warm) follow in
+     * falling heat, so the hot ones sit together on as few lines as can be. */
+    double warm_below = pmax * OPT_WARM_SHARE;
+    for (uint32_t c = entry;;) {
+        for (uint32_t x = c; x != CFG_NONE; x = next[x]) {
+            out->order[n++] = x;
+            placed[x] = 1;
+        }
+        for (uint32_t x = c; x != CFG_NONE; x = next[x])
+            for (uint32_t k = 0; k < p->blocks[x].nout + p->blocks[x].nin; k++) {
+                uint32_t e = k < p->blocks[x].nout ? p->out_edges[p->blocks[x].first_out + k]
+                                                   : p->in_edges[p->blocks[x].first_in + k - p->blocks[x].nout];
+                uint32_t y = k < p->blocks[x].nout ? p->edges[e].to : p->edges[e].from;
+                if (y < nb && !placed[y])
+                    score[head[y]] += fp->edge[e];
+            }
+        uint32_t best = CFG_NONE;
+        double bs = -1, bh = 0;
+        for (uint32_t h = 0; h < nb; h++) {
+            if (head[h] != h || placed[h])
+                continue;
+            double heat = chain_heat(fp, next, h);
+            if (heat <= 0 || heat < warm_below)
+                continue;
+            if (score[h] > bs || (score[h] == bs && heat > bh))
+                best = h, bs = score[h], bh = heat;
+        }
+        if (best == CFG_NONE)
+            break;
+        c = best;
+    }
+    /* Warm chains by falling heat; then, in address order, chains that
+     * never ran: to the cold area when the estimate is sure of it (and warm
+     * ones too when asked), else at the end of the hot part. */
+    for (;;) {
+        uint32_t best = CFG_NONE;
+        double bh = 0;
+        for (uint32_t h = 0; h < nb; h++)
+            if (head[h] == h && !placed[h] && !(o->split_warm && warm_sure(fp, next, h))) {
+                double heat = chain_heat(fp, next, h);
+                if (heat > bh)
+                    best = h, bh = heat;
+            }
+        if (best == CFG_NONE)
+            break;
+        for (uint32_t x = best; x != CFG_NONE; x = next[x]) {
+            out->order[n++] = x;
+            placed[x] = 1;
+        }
+    }
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1)
+            out->split = n;
+        for (uint32_t h = 0; h < nb; h++) {
+            if (head[h] != h || placed[h])
+                continue;
+            bool cold = !o->no_split;
+            for (uint32_t x = h; x != CFG_NONE; x = next[x])
+                cold = cold && sure_cold(fp, x);
+            bool warm = chain_heat(fp, next, h) > 0;
+            /* pass 0: unsure never-run chains stay hot; 1: warm to cold; 2: cold */
+            if (pass == 0 ? (cold || warm) : pass == 1 ? !warm : (!cold || warm))
+                continue;
+            for (uint32_t x = h; x != CFG_NONE; x = next[x]) {
+                out->order[n++] = x;
+                placed[x] = 1;
+            }
+        }
+    }
+    out->n = n;
+    if (out->split == n)
+        out->split = PLAN_NOSPLIT;
+done:
+    free(next);
+    free(head);
+    free(tail);
+    free(ed);
+    free(placed);
+    free(score);
+    return ok;
+}
+
+/* Align a hot loop head to the fetch block where no path falls into the
+ * padding: the block before it in the layout has no edge to it. */
+void opt_align_proc(const cfg_proc *p, const est_proc_freq *fp, const ev5_params *ev5,
+                    opt_proc_layout *L, double proc_max)
+{
+    size_t hot = L->split == PLAN_NOSPLIT ? L->n : L->split;
+    for (size_t i = 1; i < hot; i++) {
+        uint32_t b = L->order[i], prev = L->order[i - 1];
+        const cfg_block *B = &p->blocks[b];
+        if (B->loop == CFG_NONE || p->loops[B->loop].header != b ||
+            fp->block[b] < proc_max / 4 || fp->block[b] < 1000 ||
+            (b && (p->blocks[b - 1].flags & CFG_BF_LINKS)))
+            continue;
+        bool falls = false;
+        for (uint32_t k = 0; k < p->blocks[prev].nout; k++)
+            if (p->edges[p->out_edges[p->blocks[prev].first_out + k]].to == b)
+                falls = true;
+        if (!falls)
+            L->align[i] = ev5->fetch_block;
+    }
+}
+
+double opt_fetch_cost(const cfg_proc *p, const est_proc_freq *fp, const uint32_t *order,
+                      size_t n, const ev5_params *ev5)
+{
+    double c = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b = order[i], nx = i + 1 < n ? order[i + 1] : CFG_NONE;
+        const cfg_block *B = &p->blocks[b];
+        double wt = 0, wf = 0;
+        uint32_t t = CFG_NONE, f = CFG_NONE;
+        for (uint32_t k = 0; k < B->nout; k++) {
+            uint32_t e = p->out_edges[B->first_out + k];
+            const cfg_edge *E = &p->edges[e];
+            if (E->kind == CFG_EDGE_TAKEN && E->to < p->nblocks)
+                t = E->to, wt = fp->edge[e];
+            else if (E->kind == CFG_EDGE_FALL && E->to < p->nblocks)
+                f = E->to, wf = fp->edge[e];
+        }
+        if (t != CFG_NONE && f != CFG_NONE)         /* conditional branch */
+            c += nx == f ? wt : nx == t ? wf : wt + wf;
+        else if (t != CFG_NONE)                     /* br */
+            c += nx == t ? 0 : wt;
+        else if (f != CFG_NONE)                     /* falls through */
+            c += nx == f ? 0 : wf;
+    }
+    return c * ev5->taken_bubble;
+}

@@ -1,0 +1,29 @@
+/*
+ * optimizer/internal.h: shared by the optimizer's own files only.
+ */
+#ifndef OPTIMIZER_INTERNAL_H
+#define OPTIMIZER_INTERNAL_H
+
+#include "optimizer/optimize.h"
+
+/* A procedure is hot when it runs at least this share of all instructions:
+ * the hot ones are packed first, by call affinity. */
+#define OPT_HOT_SHARE 1e-4
+/* A chain is warm when its hottest block runs less than this share of the
+ * procedure's hottest block: placed after the hot chains, by heat. */
+#define OPT_WARM_SHARE (1.0 / 512)
+
+/* One procedure's block order: order[0..split) hot, order[split..n) cold
+ * (split PLAN_NOSPLIT: nothing cold); align[i] for order[i], 0: none. */
+typedef struct opt_proc_layout {
+    uint32_t *order;
+    uint32_t *align;
+    size_t n, split;
+} opt_proc_layout;
+
+bool opt_chain_proc(const cfg_proc *p, const est_proc_freq *fp, const opt_options *o,
+                    opt_proc_layout *out);
+void opt_align_proc(const cfg_proc *p, const est_proc_freq *fp, const ev5_params *ev5,
+                    opt_proc_layout *L, double proc_max);
+
+#endif

@@ -1,0 +1,542 @@
+/*
+ * optimizer/layout.c: the whole plan.
+ *
+ * Every procedure that ran gets its blocks chained (chains.c); the hot parts
+ * are then ordered by call affinity, Pettis-Hansen style: call edges by
+ * falling frequency join the groups of their caller and callee, and groups
+ * go out hottest per byte first.  Packing only the hot parts together is
+ * what matters on the EV5: its 8 KB I-cache is direct-mapped, so two pieces
+ * of hot code conflict exactly when they lie a multiple of 8 KB apart, and
+ * hot code that spans fewer bytes can only conflict less.  Procedures that
+ * never ran are not listed: the rewriter places them after the listed ones
+ * in address order, and the cold parts after everything.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "optimizer/internal.h"
+
+typedef struct cedge {
+    uint32_t a, b;
+    double w;
+} cedge;
+
+static int by_pair(const void *x, const void *y)
+{
+    const cedge *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return p->b < q->b ? -1 : p->b > q->b;
+}
+
+static int by_w(const void *x, const void *y)
+{
+    const cedge *p = x, *q = y;
+    if (p->w != q->w)
+        return p->w > q->w ? -1 : 1;
+    return by_pair(x, y);
+}
+
+typedef struct pinfo {
+    double insns, density;
+    uint32_t hot_bytes;
+    uint32_t grp, nxt;          /* group id (its first member), next member */
+    uint32_t last;              /* for a group's first member: its last */
+    double gw, gb;              /* for a group's first member: insns, bytes */
+} pinfo;
+
+static const pinfo *sort_pi;
+static double sort_hot;
+static int by_density(const void *x, const void *y)
+{
+    const pinfo *p = &sort_pi[*(const uint32_t *)x], *q = &sort_pi[*(const uint32_t *)y];
+    double dp = p->gw / (p->gb + 1), dq = q->gw / (q->gb + 1);
+    bool hp = p->gw >= sort_hot, hq = q->gw >= sort_hot;
+    if (hp != hq)                       /* hot groups first, whatever their size */
+        return hp ? -1 : 1;
+    if (dp != dq)
+        return dp > dq ? -1 : 1;
+    return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
+}
+
+/* Call-affinity order of the procedures that ran: indices into prog->procs. */
+static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *pi,
+                             const uint32_t *ran, size_t nran, bool no_order, double total)
+{
+    /* Only hot procedures join groups: a call from a procedure that ran a
+     * handful of times would otherwise drag it, and all it calls, in among
+     * the hot code.  Hot: at least OPT_HOT_SHARE of what ran. */
+    double hot = total * OPT_HOT_SHARE;
+    size_t cap = 16, ne = 0;
+    cedge *ce = malloc(cap * sizeof *ce);
+    uint32_t *grps = malloc((nran + 1) * sizeof *grps), *out = malloc((nran + 1) * sizeof *out);
+    if (!ce || !grps || !out)
+        goto oom;
+    for (size_t k = 0; k < nran && !no_order; k++) {
+        uint32_t i = ran[k];
+        const cfg_proc *p = &prog->procs[i];
+        for (size_t c = 0; c < p->ncalls; c++) {
+            const cfg_proc *q = p->calls[c].target ? cfg_proc_at(prog, p->calls[c].target) : NULL;
+            uint32_t j = q ? (uint32_t)(q - prog->procs) : i;
+            if (j == i || pi[j].insns < hot || pi[i].insns < hot || p->calls[c].block >= p->nblocks)
+                continue;
+            if (ne == cap) {
+                cedge *nc = realloc(ce, (cap *= 2) * sizeof *ce);
+                if (!nc)
+                    goto oom;
+                ce = nc;
+            }
+            ce[ne++] = (cedge){ i < j ? i : j, i < j ? j : i, f->procs[i].block[p->calls[c].block] };
+        }
+    }
+    qsort(ce, ne, sizeof *ce, by_pair);
+    size_t m = 0;
+    for (size_t k = 0; k < ne; k++)
+        if (m && ce[m - 1].a == ce[k].a && ce[m - 1].b == ce[k].b)
+            ce[m - 1].w += ce[k].w;
+        else
+            ce[m++] = ce[k];
+    qsort(ce, m, sizeof *ce, by_w);
+    for (size_t k = 0; k < nran; k++) {
+        pinfo *x = &pi[ran[k]];
+        x->grp = x->last = ran[k];
+        x->nxt = CFG_NONE;
+        x->gw = x->insns;
+        x->gb = x->hot_bytes;
+    }
+    for (size_t k = 0; k < m; k++) {
+        uint32_t ga = pi[ce[k].a].grp, gb = pi[ce[k].b].grp;
+        if (ga == gb || ce[k].w <= 0)
+            continue;
+        pi[pi[ga].last].nxt = gb;               /* group a, then group b */
+        pi[ga].last = pi[gb].last;
+        pi[ga].gw += pi[gb].gw;
+        pi[ga].gb += pi[gb].gb;
+        for (uint32_t x = gb; x != CFG_NONE; x = pi[x].nxt)
+            pi[x].grp = ga;
+    }
+    size_t ng = 0;
+    for (size_t k = 0; k < nran; k++)
+        if (pi[ran[k]].grp == ran[k])
+            grps[ng++] = ran[k];
+    sort_pi = pi;
+    sort_hot = hot;
+    qsort(grps, ng, sizeof *grps, by_density);
+    size_t n = 0;
+    for (size_t g = 0; g < ng; g++)
+        for (uint32_t x = grps[g]; x != CFG_NONE; x = pi[x].nxt)
+            out[n++] = x;
+    free(ce);
+    free(grps);
+    return out;
+oom:
+    free(ce);
+    free(grps);
+    free(out);
+    return NULL;
+}
+
+/* I-cache lines the executed blocks touch, each with the executions of the
+ * blocks on it: (line, heat) pairs, merged by line when counted. */
+typedef struct lineset {
+    uint64_t *v;
+    double *h;
+    size_t n, cap;
+} lineset;
+
+static bool add_lines(lineset *s, uint64_t start, uint64_t end, uint32_t line, double heat)
+{
+    for (uint64_t l = start / line; l <= (end - 1) / line; l++) {
+        if (s->n == s->cap) {
+            s->cap = s->cap ? 2 * s->cap : 1024;
+            uint64_t *nv = realloc(s->v, s->cap * sizeof *nv);
+            if (nv)
+                s->v = nv;
+            double *nh = realloc(s->h, s->cap * sizeof *nh);
+            if (nh)
+                s->h = nh;
+            if (!nv || !nh)
+                return false;
+        }
+        s->v[s->n] = l;
+        s->h[s->n++] = heat;
+    }
+    return true;
+}
+
+static const uint64_t *sort_lines;
+static int by_line(const void *x, const void *y)
+{
+    uint64_t a = sort_lines[*(const uint32_t *)x], b = sort_lines[*(const uint32_t *)y];
+    return a < b ? -1 : a > b;
+}
+
+/* Distinct lines, and the conflict measure of them with the shared code:
+ * per cache set, the executions of all its lines but the hottest (what a
+ * direct-mapped cache misses at most when they interleave). */
+static bool count_lines(lineset *s, const double *shared, uint32_t nsets, uint64_t phase,
+                        uint64_t *nlines, double *conflict)
+{
+    uint32_t *ix = malloc((s->n + 1) * sizeof *ix);
+    double *sum = calloc(nsets, sizeof *sum), *max = calloc(nsets, sizeof *max);
+    if (!ix || !sum || !max) {
+        free(ix), free(sum), free(max);
+        return false;
+    }
+    for (size_t i = 0; i < s->n; i++)
+        ix[i] = (uint32_t)i;
+    sort_lines = s->v;
+    qsort(ix, s->n, sizeof *ix, by_line);
+    for (uint32_t k = 0; shared && k < nsets; k++)
+        sum[k] = max[k] = shared[k];
+    uint64_t n = 0;
+    for (size_t i = 0; i < s->n;) {
+        uint64_t l = s->v[ix[i]];
+        double h = 0;
+        for (; i < s->n && s->v[ix[i]] == l; i++)
+            h += s->h[ix[i]];
+        n++;
+        uint32_t set = (uint32_t)((l + phase) % nsets);
+        sum[set] += h;
+        if (h > max[set])
+            max[set] = h;
+    }
+    double c = 0;
+    for (uint32_t k = 0; k < nsets; k++)
+        c += sum[k] - max[k];
+    *nlines = n;
+    *conflict = c;
+    free(ix), free(sum), free(max);
+    return true;
+}
+
+static double proc_insns(const cfg_proc *p, const est_proc_freq *fp, double *maxb)
+{
+    double s = 0;
+    *maxb = 0;
+    for (size_t b = 0; b < p->nblocks; b++) {
+        s += fp->block[b] * (double)((p->blocks[b].end - p->blocks[b].start) / 4);
+        if (fp->block[b] > *maxb)
+            *maxb = fp->block[b];
+    }
+    return s;
+}
+
+/* Bytes the rewriter will emit for block order[i] followed by order[i+1]
+ * (n: none): its own, plus a BR when its fall-through is not next and cannot
+ * be had by inverting, minus a BR to the block that is next. */
+static int32_t emitted(const cfg_proc *p, const uint32_t *order, size_t i, size_t n)
+{
+    uint32_t b = order[i], nx = i + 1 < n ? order[i + 1] : CFG_NONE, t = CFG_NONE, f = CFG_NONE;
+    const cfg_block *B = &p->blocks[b];
+    for (uint32_t k = 0; k < B->nout; k++) {
+        const cfg_edge *E = &p->edges[p->out_edges[B->first_out + k]];
+        if (E->kind == CFG_EDGE_TAKEN && E->to < p->nblocks)
+            t = E->to;
+        else if (E->kind == CFG_EDGE_FALL && E->to < p->nblocks)
+            f = E->to;
+    }
+    int32_t sz = (int32_t)(B->end - B->start);
+    if (f != CFG_NONE && nx != f && !(t != CFG_NONE && nx == t))
+        sz += 4;
+    else if (f == CFG_NONE && t != CFG_NONE && nx == t)
+        sz -= 4;
+    return sz;
+}
+
+static uint32_t hot_bytes(const cfg_proc *p, const opt_proc_layout *L, uint32_t *cold)
+{
+    uint32_t h = 0, c = 0;
+    size_t hot = L->split == PLAN_NOSPLIT ? L->n : L->split;
+    for (size_t i = 0; i < L->n; i++) {
+        if (i >= hot)
+            c += (uint32_t)emitted(p, L->order + hot, i - hot, L->n - hot);
+        else
+            h += (uint32_t)emitted(p, L->order, i, hot) + (L->align[i] ? L->align[i] - 4 : 0);
+    }
+    *cold = c;
+    return h;
+}
+
+/* The hot part of a procedure laid out from a line boundary: heat per line
+ * into heat[0..*nl) (zeroed by the caller, room for hot_bytes/line + 2). */
+static void line_heat(const cfg_proc *p, const est_proc_freq *fp, const opt_proc_layout *L,
+                      uint32_t line, double *heat, uint32_t *nl)
+{
+    size_t hot = L->split == PLAN_NOSPLIT ? L->n : L->split;
+    uint64_t off = 0;
+    *nl = 0;
+    for (size_t i = 0; i < hot; i++) {
+        if (L->align[i])
+            off = (off + L->align[i] - 1) & ~(uint64_t)(L->align[i] - 1);
+        uint64_t sz = (uint64_t)emitted(p, L->order, i, hot);
+        double h = fp->block[L->order[i]];
+        for (uint64_t l = off / line; sz && l <= (off + sz - 1) / line; l++) {
+            heat[l] += h;
+            if (l + 1 > *nl)
+                *nl = (uint32_t)l + 1;
+        }
+        off += sz;
+    }
+}
+
+typedef struct filler {
+    uint32_t proc;
+    uint32_t size;
+} filler;
+
+static int by_size_desc(const void *x, const void *y)
+{
+    const filler *p = x, *q = y;
+    if (p->size != q->size)
+        return p->size > q->size ? -1 : 1;
+    return p->proc < q->proc ? -1 : p->proc > q->proc;
+}
+
+/* Colouring: the shift, in lines, of the whole hot region that puts its
+ * executed lines on the cache sets where the shared libraries' code is
+ * coolest.  One shift for all keeps every caller next to its callee as
+ * the call-affinity order put them (moving procedures apart one by one to
+ * dodge conflicts lost more than it won: docs/notes/optimizer-lua.md). */
+static uint32_t best_shift(const double *prog_sets, const double *shared, uint32_t nsets,
+                           double *gain)
+{
+    double base = 0, best = -1;
+    uint32_t bs = 0;
+    for (uint32_t sh = 0; sh < nsets; sh++) {
+        double c = 0;
+        for (uint32_t k = 0; k < nsets; k++) {
+            double a = prog_sets[k], b2 = shared[(k + sh) % nsets];
+            c += a < b2 ? a : b2;
+        }
+        if (sh == 0)
+            base = c;
+        if (best < 0 || c < best)
+            best = c, bs = sh;
+    }
+    *gain = base - best;
+    return bs;
+}
+
+/* Never-run procedures, largest first, adding up to at most want bytes. */
+static uint64_t take_fillers(filler *fl, size_t nfl, uint64_t want, plan *pl,
+                             const cfg_program *prog, size_t *n, bool *ok)
+{
+    qsort(fl, nfl, sizeof *fl, by_size_desc);
+    uint64_t got = 0;
+    for (size_t k = 0; *ok && k < nfl && want - got >= 4; k++)
+        if (fl[k].size <= want - got) {
+            *ok = plan_add_proc(pl, prog->procs[fl[k].proc].start, 4) != NULL;
+            got += fl[k].size;
+            ++*n;
+        }
+    return got;
+}
+
+bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, plan *pl,
+              opt_result *res, char *err, size_t errlen)
+{
+    ev5_params defp;
+    const ev5_params *ev5 = o->ev5;
+    if (!ev5) {
+        ev5_defaults(&defp);
+        ev5 = &defp;
+    }
+    plan_init(pl);
+    pl->name = "optimizer";
+    memset(res, 0, sizeof *res);
+    size_t np = prog->nprocs, nran = 0, nfl = 0;
+    uint32_t line = ev5->icache.line, nsets = ev5->icache.size / ev5->icache.line;
+    pinfo *pi = calloc(np + 1, sizeof *pi);
+    uint32_t *ran = malloc((np + 1) * sizeof *ran), *order = NULL;
+    opt_proc_layout *L = calloc(np + 1, sizeof *L);
+    filler *fl = calloc(np + 1, sizeof *fl);
+    double *prog_sets = calloc(nsets, sizeof *prog_sets);
+    double *heat = NULL;
+    res->notes = calloc(np + 1, sizeof *res->notes);
+    lineset before = { 0 }, after = { 0 };
+    bool ok = pi && ran && L && fl && prog_sets && res->notes;
+    uint32_t maxhot = 0;
+    for (size_t i = 0; ok && i < np; i++) {
+        const cfg_proc *p = &prog->procs[i];
+        const est_proc_freq *fp = &f->procs[i];
+        double maxb;
+        pi[i].insns = proc_insns(p, fp, &maxb);
+        res->insns += pi[i].insns;
+        if (pi[i].insns <= 0 || !p->nblocks) {
+            if (p->nblocks && !(p->flags & (CFG_PF_MISSING | CFG_PF_BADCODE)) && p->end > p->start)
+                fl[nfl++] = (filler){ (uint32_t)i, (uint32_t)(p->end - p->start) };
+            continue;
+        }
+        ran[nran++] = (uint32_t)i;
+        ok = opt_chain_proc(p, fp, o, &L[i]);
+        if (ok && !o->no_align)
+            opt_align_proc(p, fp, ev5, &L[i], maxb);
+        uint32_t cold;
+        pi[i].hot_bytes = ok ? hot_bytes(p, &L[i], &cold) : 0;
+        if (pi[i].hot_bytes > maxhot)
+            maxhot = pi[i].hot_bytes;
+        for (size_t b = 0; ok && b < p->nblocks; b++)
+            if (fp->block[b] > 0)
+                ok = add_lines(&before, p->blocks[b].start, p->blocks[b].end, line, fp->block[b]);
+    }
+    if (ok && !(order = order_procs(prog, f, pi, ran, nran, o->no_order, res->insns)))
+        ok = false;
+    if (ok && !(heat = calloc(maxhot / line + 64, sizeof *heat)))
+        ok = false;
+    double hot_share = res->insns * OPT_HOT_SHARE;
+    uint64_t off = 0;
+    if (ok && !o->no_colour && o->shared_heat) {
+        /* where the executed lines land per set, unshifted */
+        for (size_t k = 0; k < nran; k++) {
+            uint32_t i = order[k], nl = 0, al = pi[i].insns >= hot_share ? 32 : 16;
+            memset(heat, 0, (maxhot / line + 64) * sizeof *heat);
+            line_heat(&prog->procs[i], &f->procs[i], &L[i], line, heat, &nl);
+            off = (off + al - 1) & ~(uint64_t)(al - 1);
+            for (uint32_t l = 0; l < nl; l++)
+                prog_sets[((off + o->code_phase) / line + l) % nsets] += heat[l];
+            off += pi[i].hot_bytes;
+        }
+        double gain;
+        uint32_t sh = best_shift(prog_sets, o->shared_heat, nsets, &gain);
+        off = take_fillers(fl, nfl, (uint64_t)sh * line, pl, prog, &res->fillers, &ok);
+        res->filler_bytes = off;
+    }
+    for (size_t k = 0; ok && k < nran; k++) {
+        uint32_t i = order[k];
+        const cfg_proc *p = &prog->procs[i];
+        const est_proc_freq *fp = &f->procs[i];
+        opt_proc_layout *Lp = &L[i];
+        bool hot = pi[i].insns >= hot_share;
+        uint32_t nl = 0;
+        memset(heat, 0, (maxhot / line + 64) * sizeof *heat);
+        line_heat(p, fp, Lp, line, heat, &nl);
+        uint32_t al = hot ? 32 : 16;
+        off = (off + al - 1) & ~(uint64_t)(al - 1);
+        plan_proc *pp = ok ? plan_add_proc(pl, p->start, al) : NULL;
+        ok = pp != NULL;
+        opt_proc_note *nt = &res->notes[res->nnotes++];
+        nt->proc = i;
+        nt->insns = pi[i].insns;
+        nt->action = (p->flags & CFG_PF_MISSING) ? OPT_MOVED : OPT_CHAINED;
+        nt->why = (p->flags & CFG_PF_MISSING) ? "control flow not fully known: moved whole" : NULL;
+        nt->hot_bytes = hot_bytes(p, Lp, &nt->cold_bytes);
+        for (uint32_t l = 0; ok && l < nl; l++)
+            if (heat[l] > 0)
+                ok = add_lines(&after, off + (uint64_t)l * line, off + (uint64_t)l * line + 1,
+                               line, heat[l]);
+        off += nt->hot_bytes;
+        for (size_t b = 0; ok && b < Lp->n; b++) {
+            if (b == Lp->split)
+                plan_set_split(pp);
+            ok = plan_add_block(pp, p->blocks[Lp->order[b]].start, Lp->align[b]);
+            nt->aligned += Lp->align[b] != 0;
+        }
+        if (!ok)
+            break;
+        uint32_t *orig = malloc(p->nblocks * sizeof *orig);
+        if (!(ok = orig != NULL))
+            break;
+        for (uint32_t b = 0; b < p->nblocks; b++)
+            orig[b] = b;
+        size_t hn = Lp->split == PLAN_NOSPLIT ? Lp->n : Lp->split;
+        nt->cost_before = opt_fetch_cost(p, fp, orig, p->nblocks, ev5);
+        nt->cost_after = opt_fetch_cost(p, fp, Lp->order, hn, ev5) +
+                         opt_fetch_cost(p, fp, Lp->order + hn, Lp->n - hn, ev5);
+        free(orig);
+        res->bubbles_before += nt->cost_before;
+        res->bubbles_after += nt->cost_after;
+    }
+    /* Hints: the rewriter points each JMP/JSR's hint field at the new
+     * address of its most frequent target; the EV5 predicts from it. */
+    for (size_t k = 0; ok && k < o->njumps; k++) {
+        const cfg_proc *p = cfg_proc_at(prog, o->jumps[k].pc);
+        if (!p || !cfg_proc_at(prog, o->jumps[k].target) || o->jumps[k].count <= 0)
+            continue;
+        ok = plan_add_hint(pl, o->jumps[k].pc, o->jumps[k].target);
+        res->hints++;
+    }
+    for (size_t i = 0; ok && i < np; i++)
+        if (pi[i].insns <= 0) {
+            opt_proc_note *nt = &res->notes[res->nnotes++];
+            nt->proc = (uint32_t)i;
+            nt->action = OPT_COLD;
+            nt->why = "never ran";
+        }
+    if (ok)
+        ok = count_lines(&before, o->shared_heat, nsets, 0, &res->hot_lines_before,
+                         &res->conflict_before) &&
+             count_lines(&after, o->shared_heat, nsets, o->code_phase / line,
+                         &res->hot_lines_after, &res->conflict_after);
+    for (size_t i = 0; i < np && L; i++) {
+        free(L[i].order);
+        free(L[i].align);
+    }
+    free(L);
+    free(pi);
+    free(ran);
+    free(order);
+    free(fl);
+    free(prog_sets);
+    free(heat);
+    free(before.v), free(before.h);
+    free(after.v), free(after.h);
+    if (!ok) {
+        snprintf(err, errlen, "optimizer: out of memory");
+        plan_free(pl);
+        opt_result_free(res);
+    }
+    return ok;
+}
+
+void opt_result_free(opt_result *res)
+{
+    free(res->notes);
+    memset(res, 0, sizeof *res);
+}
+
+static const char *action_name(unsigned a)
+{
+    static const char *const names[] = { "cold", "moved", "chained", "pinned" };
+    return a < 4 ? names[a] : "?";
+}
+
+void opt_report(FILE *out, const cfg_program *prog, const opt_result *r)
+{
+    size_t ran = 0, split = 0, aligned = 0;
+    uint64_t hot = 0;
+    for (size_t k = 0; k < r->nnotes; k++) {
+        const opt_proc_note *n = &r->notes[k];
+        ran += n->action != OPT_COLD;
+        split += n->cold_bytes != 0;
+        aligned += n->aligned;
+        hot += n->hot_bytes;
+    }
+    fprintf(out, "# cpo optimizer report\n");
+    fprintf(out, "procedures: %zu, %zu ran; %zu split; %zu blocks aligned\n", prog->nprocs, ran,
+            split, aligned);
+    fprintf(out, "hot code: %llu bytes; I-cache lines it touches: %llu before, %llu after\n",
+            (unsigned long long)hot, (unsigned long long)r->hot_lines_before,
+            (unsigned long long)r->hot_lines_after);
+    fprintf(out, "I-cache conflict measure (executions sharing a set, shared libraries included): "
+            "%.0f before, %.0f after; %zu never-run procedures (%llu bytes) placed as fillers\n",
+            r->conflict_before, r->conflict_after, r->fillers, (unsigned long long)r->filler_bytes);
+    fprintf(out, "jump hints: %zu\n", r->hints);
+    fprintf(out, "predicted taken-branch cycles: %.0f before, %.0f after (%.0f saved, %.2f%% of "
+            "%.0f instructions)\n", r->bubbles_before, r->bubbles_after,
+            r->bubbles_before - r->bubbles_after,
+            r->insns > 0 ? 100 * (r->bubbles_before - r->bubbles_after) / r->insns : 0, r->insns);
+    fprintf(out, "# order action insns%% hot-bytes cold-bytes aligned cycles-before cycles-after name [why]\n");
+    for (size_t k = 0; k < r->nnotes; k++) {
+        const opt_proc_note *n = &r->notes[k];
+        if (n->action == OPT_COLD)
+            continue;
+        const cfg_proc *p = &prog->procs[n->proc];
+        fprintf(out, "%zu %s %.3f %u %u %u %.0f %.0f %s%s%s\n", k, action_name(n->action),
+                r->insns > 0 ? 100 * n->insns / r->insns : 0, n->hot_bytes, n->cold_bytes,
+                n->aligned, n->cost_before, n->cost_after, p->name ? p->name : "?",
+                n->why ? " # " : "", n->why ? n->why : "");
+    }
+    fprintf(out, "# %zu procedures never ran: left in address order after the hot code\n",
+            prog->nprocs - ran);
+}

@@ -1,0 +1,113 @@
+#!/bin/bash
+# The optimizer end to end on every test program (build/programs, `make
+# programs`): the program runs once on axp with --exact, optimize-image
+# makes a plan from those counts (with a report) and rewrites it in check
+# mode (old code overwritten with traps); the result must pass
+# `cpo addrmap NEW --verify ORIG` and give the same stdout and exit status as
+# tests/programs/NAME.* on axp, and, for dynamic ones, under qemu-alpha too
+# (forkexec execs itself, which qemu-user cannot do: axp only).  The input
+# image must not change.  Exit 77 when the programs are not built.
+set -u
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+OPT=$BUILD/bin/optimize-image
+CPO=$BUILD/bin/cpo
+AXP=$BUILD/bin/axp
+P=$BUILD/programs
+
+[ -x "$OPT" ] && [ -x "$CPO" ] && [ -x "$AXP" ] || { echo "tools not built (make)"; exit 77; }
+ls "$P"/*-dyn >/dev/null 2>&1 || { echo "no programs in $P (make programs)"; exit 77; }
+run_qemu=1
+command -v qemu-alpha >/dev/null 2>&1 || { echo "qemu-alpha missing: axp only"; run_qemu=0; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cpo-optimize-programs.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+fail() { echo "FAIL $*"; failed=$((failed + 1)); }
+
+# run NAME IMAGE LABEL RUNNER...: like tests/programs/README.md says.
+run() {
+  local name=$1 img=$2 label=$3 args="" stdin=/dev/null want=0 dir rc
+  shift 3
+  [ -f "tests/programs/$name.args" ] && args=$(cat "tests/programs/$name.args")
+  [ -f "tests/programs/$name.stdin" ] && stdin=$ROOT/tests/programs/$name.stdin
+  [ -f "tests/programs/$name.status" ] && want=$(cat "tests/programs/$name.status")
+  dir=$(mktemp -d "$tmp/run.XXXXXX")
+  # shellcheck disable=SC2086
+  (cd "$dir" && timeout -k 5 60 "$@" "$img" $args <"$stdin" >"$dir/out" 2>"$dir/err")
+  rc=$?
+  if [ "$rc" != "$want" ]; then
+    fail "$name ($label): exit status $rc, expected $want"; tail -5 "$dir/err"; return 1
+  fi
+  if ! cmp -s "$dir/out" "tests/programs/$name.expected"; then
+    fail "$name ($label): stdout differs"; diff "tests/programs/$name.expected" "$dir/out" | head -10; return 1
+  fi
+  passed=$((passed + 1))
+  rm -rf "$dir"
+}
+
+for src in tests/programs/*.c; do
+  name=$(basename "$src" .c)
+  for kind in dyn static; do
+    orig=$P/$name-$kind
+    [ -f "$orig" ] || continue
+    sum=$(md5sum <"$orig")
+    ex=$tmp/$name-$kind.exact out=$tmp/$name-$kind.opt
+    args=""; stdin=/dev/null
+    [ -f "tests/programs/$name.args" ] && args=$(cat "tests/programs/$name.args")
+    [ -f "tests/programs/$name.stdin" ] && stdin=$ROOT/tests/programs/$name.stdin
+    # shellcheck disable=SC2086
+    (cd "$tmp" && timeout -k 5 60 "$AXP" run --exact "$ex" -- "$orig" $args <"$stdin" >/dev/null 2>&1)
+    [ -s "$ex" ] || { fail "$name-$kind: no exact counts"; continue; }
+    if ! "$OPT" "$orig" --exact "$ex" --report "$out.report" --check -o "$out" >"$out.log" 2>&1; then
+      fail "$name-$kind: optimize-image failed"; cat "$out.log"; continue
+    fi
+    if ! "$CPO" addrmap "$out" --verify "$orig" >"$out.verify" 2>&1; then
+      fail "$name-$kind: verify"; tail -25 "$out.verify"
+    else
+      passed=$((passed + 1))
+    fi
+    run "$name" "$out" axp "$AXP" run --
+    if [ $kind = dyn ] && [ $run_qemu = 1 ] && [ "$name" != forkexec ]; then
+      run "$name" "$out" qemu "$ROOT/scripts/qemu-run.sh"
+    fi
+    [ "$(md5sum <"$orig")" = "$sum" ] || fail "$name-$kind: the input image changed"
+    echo "$name-$kind: $(sed -n 's/^predicted taken-branch cycles: //p' "$out.report")"
+  done
+done
+
+# A profile of the optimized binary feeds the next round through its address
+# map: the original optimized from it predicts the same, within 1% (the
+# runs differ a little: the binary's own path and environment differ).
+for name in bytecode branchalt; do
+  orig=$P/$name-static opt1=$tmp/$name.r1
+  args=""; [ -f "tests/programs/$name.args" ] && args=$(cat "tests/programs/$name.args")
+  # shellcheck disable=SC2086
+  (cd "$tmp" && "$AXP" run --exact "$tmp/$name.x1" -- "$orig" $args >/dev/null 2>&1)
+  "$OPT" "$orig" --exact "$tmp/$name.x1" --report "$tmp/$name.rep1" -o "$opt1" >/dev/null || { fail "$name round 1"; continue; }
+  # shellcheck disable=SC2086
+  (cd "$tmp" && "$AXP" run --exact "$tmp/$name.x2" -- "$opt1" $args >/dev/null 2>&1)
+  "$OPT" "$orig" --exact "$tmp/$name.x2" --report "$tmp/$name.rep2" -o "$tmp/$name.r2" >/dev/null || { fail "$name round 2"; continue; }
+  p1=$(grep '^predicted' "$tmp/$name.rep1") p2=$(grep '^predicted' "$tmp/$name.rep2")
+  if awk -v a="$p1" -v b="$p2" 'BEGIN { split(a, x, " "); split(b, y, " ")
+        for (i in x) if (x[i] ~ /^[0-9]+$/ && (x[i] - y[i] > x[i] / 100 || y[i] - x[i] > x[i] / 100)) exit 1 }'; then
+    passed=$((passed + 1)); echo "$name round 2 through the map: $p2"
+  else fail "$name round 2: '$p2', round 1: '$p1'"; fi
+  run "$name" "$tmp/$name.r2" "round 2, axp" "$AXP" run --
+done
+
+# Errors are one line naming what is wrong.
+o=$P/alu-static
+"$OPT" "$o" --exact "$tmp/none.exact" -o "$tmp/x" 2>"$tmp/err"; rc=$?
+{ [ $rc = 1 ] && grep -q "none.exact" "$tmp/err" && [ "$(wc -l <"$tmp/err")" = 1 ]; } ||
+  fail "missing exact file: rc $rc, $(cat "$tmp/err")"
+printf 'block zz\n' >"$tmp/bad.exact"
+"$OPT" "$o" --exact "$tmp/bad.exact" -o "$tmp/x" 2>"$tmp/err"; rc=$?
+{ [ $rc = 1 ] && grep -q "bad.exact:1:" "$tmp/err"; } || fail "bad exact file: rc $rc, $(cat "$tmp/err")"
+"$OPT" "$o" --exact "$tmp/$(ls "$tmp" | grep -m1 'alu-dyn.exact')" -o "$tmp/x" 2>"$tmp/err"; rc=$?
+{ [ $rc = 1 ] && grep -q "hold no image" "$tmp/err"; } || fail "other image's counts: rc $rc, $(cat "$tmp/err")"
+[ -e "$tmp/x" ] && fail "an output was written after an error"
+echo "optimized programs: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,230 @@
+/*
+ * The optimizer's passes on hand-made CFGs and frequencies: chains turn the
+ * hot edges into fall-throughs, glue holds, the split sends only what the
+ * estimate is sure never ran to the cold area, hot loop heads are aligned
+ * only where no path runs the padding, and the cost model counts bubbles.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "optimizer/internal.h"
+
+#define NB 6
+#define NE 16
+
+/* A procedure of NB blocks of 4 instructions at 0x1000 + 16*b; edges added
+ * with edge(); finish() fills the per-block edge lists. */
+typedef struct fixture {
+    cfg_proc p;
+    cfg_block b[NB];
+    cfg_edge e[NE];
+    uint32_t out[NE], in[NE];
+    cfg_loop loop;
+    double bf[NB], ef[NE];
+    uint8_t bc[NB], ec[NE];
+    est_proc_freq fp;
+} fixture;
+
+static void init(fixture *f, size_t nb)
+{
+    memset(f, 0, sizeof *f);
+    f->p.nblocks = nb;
+    f->p.blocks = f->b;
+    f->p.edges = f->e;
+    f->p.out_edges = f->out;
+    f->p.in_edges = f->in;
+    f->p.start = 0x1000;
+    for (size_t i = 0; i < nb; i++) {
+        f->b[i].start = 0x1000 + 16 * i;
+        f->b[i].end = f->b[i].start + 16;
+        f->b[i].loop = CFG_NONE;
+        f->bc[i] = EST_CONF_EXACT;
+    }
+    f->b[0].flags = CFG_BF_ENTRY;
+    for (size_t i = 0; i < NE; i++)
+        f->ec[i] = EST_CONF_EXACT;
+    f->fp = (est_proc_freq){ f->bf, f->bc, f->ef, f->ec, 0 };
+}
+
+static void edge(fixture *f, uint32_t from, uint32_t to, cfg_edge_kind k, double w)
+{
+    size_t i = f->p.nedges++;
+    f->e[i] = (cfg_edge){ .from = from, .to = to, .kind = (uint8_t)k };
+    f->ef[i] = w;
+}
+
+static void finish(fixture *f)
+{
+    uint32_t no = 0, ni = 0;
+    for (uint32_t b = 0; b < f->p.nblocks; b++) {
+        f->b[b].first_out = no;
+        f->b[b].first_in = ni;
+        for (uint32_t i = 0; i < f->p.nedges; i++) {
+            if (f->e[i].from == b)
+                f->out[no++] = i, f->b[b].nout++;
+            if (f->e[i].to == b)
+                f->in[ni++] = i, f->b[b].nin++;
+        }
+    }
+}
+
+static size_t pos(const opt_proc_layout *L, uint32_t b)
+{
+    for (size_t i = 0; i < L->n; i++)
+        if (L->order[i] == b)
+            return i;
+    cr_assert_fail("block %u not laid out", b);
+    return 0;
+}
+
+static void layout_free(opt_proc_layout *L)
+{
+    free(L->order);
+    free(L->align);
+}
+
+/* 0: cond, taken to 2 (990 times), falls to 1 (10); 1 -> 3; 2 -> 3;
+ * 3 returns; 4 never runs (reached from 1 on an error path). */
+static void diamond(fixture *f)
+{
+    init(f, 5);
+    f->bf[0] = 1000, f->bf[1] = 10, f->bf[2] = 990, f->bf[3] = 1000, f->bf[4] = 0;
+    edge(f, 0, 2, CFG_EDGE_TAKEN, 990);
+    edge(f, 0, 1, CFG_EDGE_FALL, 10);
+    edge(f, 1, 3, CFG_EDGE_TAKEN, 10);
+    edge(f, 1, 4, CFG_EDGE_FALL, 0);
+    edge(f, 2, 3, CFG_EDGE_FALL, 990);
+    edge(f, 3, CFG_EXIT, CFG_EDGE_RETURN, 1000);
+    edge(f, 4, 3, CFG_EDGE_FALL, 0);
+    finish(f);
+}
+
+Test(optimizer, hot_edges_fall_through_and_never_run_code_goes_cold)
+{
+    fixture f;
+    diamond(&f);
+    opt_options o = { 0 };
+    opt_proc_layout L = { 0 };
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
+    cr_assert_eq(L.n, 5);
+    cr_assert_eq(L.order[0], 0, "entry first");
+    cr_assert_eq(pos(&L, 2), 1, "the 990-times successor falls through");
+    cr_assert_eq(pos(&L, 3), 2);
+    cr_assert_eq(L.split, 4, "only block 4 is cold");
+    cr_assert_eq(L.order[4], 4);
+    ev5_params ev5;
+    ev5_defaults(&ev5);
+    uint32_t orig[] = { 0, 1, 2, 3, 4 };
+    double before = opt_fetch_cost(&f.p, &f.fp, orig, 5, &ev5);
+    double after = opt_fetch_cost(&f.p, &f.fp, L.order, L.split, &ev5) +
+                   opt_fetch_cost(&f.p, &f.fp, L.order + L.split, L.n - L.split, &ev5);
+    /* Before: 990 taken at 0, 10 taken at 1, 990 fall 2->3 is next: 1000.
+     * After: 0 falls to 2, 2 to 3; 1 is reached taken (10) and branches
+     * to 3 (10): 20. */
+    cr_assert_float_eq(before, 1000 * ev5.taken_bubble, 1e-9, "%f", before);
+    cr_assert_float_eq(after, 20 * ev5.taken_bubble, 1e-9, "%f", after);
+    layout_free(&L);
+}
+
+Test(optimizer, unsure_estimates_keep_never_run_code_hot)
+{
+    fixture f;
+    diamond(&f);
+    f.bc[4] = EST_CONF_LOW;
+    opt_options o = { 0 };
+    opt_proc_layout L = { 0 };
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
+    cr_assert_eq(L.split, PLAN_NOSPLIT, "a low-confidence zero is not sent to the cold area");
+    cr_assert_eq(L.n, 5);
+    layout_free(&L);
+    o.no_split = true;
+    f.bc[4] = EST_CONF_EXACT;
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
+    cr_assert_eq(L.split, PLAN_NOSPLIT);
+    layout_free(&L);
+}
+
+Test(optimizer, warm_code_follows_the_hot_and_splits_only_when_asked)
+{
+    fixture f;
+    diamond(&f);
+    f.bf[1] = 1, f.ef[1] = 1, f.ef[2] = 1;      /* block 1: warm (1 in 1000) */
+    f.bf[2] = 999, f.ef[0] = 999, f.ef[4] = 999;
+    opt_options o = { 0 };
+    opt_proc_layout L = { 0 };
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
+    cr_assert(pos(&L, 1) > pos(&L, 3), "warm block after the hot ones");
+    cr_assert_eq(L.split, 4);
+    layout_free(&L);
+    o.split_warm = true;
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
+    cr_assert_eq(L.split, 3, "warm block 1 and cold block 4 both cold");
+    cr_assert(pos(&L, 1) >= L.split);
+    layout_free(&L);
+}
+
+Test(optimizer, glue_after_a_call_holds)
+{
+    /* 0 calls (links) and returns to 1; 1 is rarely taken to 2, the hot path
+     * goes 0 -> 1 -> 3; a chain must never separate 0 and 1. */
+    fixture f;
+    init(&f, 4);
+    f.b[0].flags |= CFG_BF_LINKS;
+    f.bf[0] = 100, f.bf[1] = 100, f.bf[2] = 100, f.bf[3] = 100;
+    edge(&f, 0, 1, CFG_EDGE_FALL, 100);
+    edge(&f, 1, 2, CFG_EDGE_FALL, 0);
+    edge(&f, 1, 3, CFG_EDGE_TAKEN, 100);
+    edge(&f, 3, 2, CFG_EDGE_TAKEN, 100);
+    edge(&f, 2, CFG_EXIT, CFG_EDGE_RETURN, 100);
+    finish(&f);
+    opt_options o = { 0 };
+    opt_proc_layout L = { 0 };
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
+    cr_assert_eq(pos(&L, 1), pos(&L, 0) + 1);
+    cr_assert_eq(pos(&L, 3), 2, "1's hot successor 3 falls through");
+    cr_assert_eq(pos(&L, 2), 3);
+    layout_free(&L);
+}
+
+Test(optimizer, loop_heads_aligned_only_where_no_path_runs_the_padding)
+{
+    /* 0 -> 1 (loop head) -> 2 -> back to 1 (taken), exit from 2 to 3. */
+    fixture f;
+    init(&f, 4);
+    f.p.nloops = 1;
+    f.p.loops = &f.loop;
+    f.loop = (cfg_loop){ .header = 1, .parent = CFG_NONE, .depth = 1, .nblocks = 2 };
+    f.b[1].loop = f.b[2].loop = 0;
+    f.bf[0] = 10, f.bf[1] = 100000, f.bf[2] = 100000, f.bf[3] = 10;
+    edge(&f, 0, 1, CFG_EDGE_FALL, 10);
+    edge(&f, 1, 2, CFG_EDGE_FALL, 100000);
+    edge(&f, 2, 1, CFG_EDGE_TAKEN, 99990);
+    edge(&f, 2, 3, CFG_EDGE_FALL, 10);
+    edge(&f, 3, CFG_EXIT, CFG_EDGE_RETURN, 10);
+    finish(&f);
+    ev5_params ev5;
+    ev5_defaults(&ev5);
+    opt_options o = { 0 };
+    opt_proc_layout L = { 0 };
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
+    opt_align_proc(&f.p, &f.fp, &ev5, &L, 100000);
+    /* 0 falls into 1: padding there would run every time 0 does. */
+    cr_assert_eq(L.align[pos(&L, 1)], 0);
+    layout_free(&L);
+    /* If 0 instead ends in a branch elsewhere and 1 is reached only by jumps,
+     * the padding costs nothing on the way in. */
+    f.e[0] = (cfg_edge){ .from = 0, .to = 3, .kind = CFG_EDGE_TAKEN };
+    f.p.edges[0].to = 3;
+    finish(&f);
+    L = (opt_proc_layout){ 0 };
+    uint32_t order[] = { 0, 1, 2, 3 };
+    L.order = malloc(sizeof order);
+    L.align = calloc(4, sizeof *L.align);
+    memcpy(L.order, order, sizeof order);
+    L.n = 4;
+    L.split = PLAN_NOSPLIT;
+    opt_align_proc(&f.p, &f.fp, &ev5, &L, 100000);
+    cr_assert_eq(L.align[1], ev5.fetch_block);
+    layout_free(&L);
+}

@@ -1,0 +1,303 @@
+/*
+ * tools/optimize-image/profile.c: what the optimizer needs from exact
+ * counts.  The frequencies are the estimator's (est_freq_from_exact), summed
+ * over several files; besides them, the other images' executions per
+ * I-cache set (a shared library is mapped on a page boundary, so its
+ * link-time addresses give its sets) and each register jump's most frequent
+ * target inside the image.
+ *
+ * Counts taken on a rewritten copy of the image (its address map names this
+ * image's build-id) feed the next round: that image's records are carried
+ * back through the map before the estimator lays them onto the CFG.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alpha/insn.h"
+#include "rewriter/addrmap.h"
+#include "tools/optimize-image/profile.h"
+
+static int by_pc_target(const void *a, const void *b)
+{
+    const opt_jump *x = a, *y = b;
+    if (x->pc != y->pc)
+        return x->pc < y->pc ? -1 : 1;
+    return x->target < y->target ? -1 : x->target > y->target;
+}
+
+static bool add_freq(est_freq *to, const est_freq *f)
+{
+    for (size_t i = 0; i < to->cfg->nprocs; i++) {
+        const cfg_proc *p = &to->cfg->procs[i];
+        est_proc_freq *a = &to->procs[i];
+        const est_proc_freq *b = &f->procs[i];
+        for (size_t k = 0; k < p->nblocks; k++) {
+            a->block[k] += b->block[k];
+            a->block_conf[k] = b->block_conf[k];
+        }
+        for (size_t k = 0; k < p->nedges; k++) {
+            a->edge[k] += b->edge[k];
+            a->edge_conf[k] = b->edge_conf[k];
+        }
+        a->samples += b->samples;
+    }
+    return true;
+}
+
+/* Register jumps of im (the image itself) and their in-image targets. */
+static bool add_jumps(const profdb_exact *ex, const profdb_exact_image *im, opt_jump **v,
+                      size_t *n, size_t *cap)
+{
+    uint32_t self = (uint32_t)(im - ex->images);
+    for (size_t j = 0; j < im->njumps; j++) {
+        const profdb_exact_jump *J = &im->jumps[j];
+        if (strcmp(J->kind, "jmp") && strcmp(J->kind, "jsr"))
+            continue;
+        for (size_t t = 0; t < J->ntargets; t++) {
+            const profdb_exact_target *T = &im->targets[J->first + t];
+            if (T->image != self)
+                continue;
+            if (*n == *cap) {
+                opt_jump *nv = realloc(*v, (*cap = *cap ? 2 * *cap : 256) * sizeof *nv);
+                if (!nv)
+                    return false;
+                *v = nv;
+            }
+            (*v)[(*n)++] = (opt_jump){ J->pc, T->to, (double)T->count, (double)T->count };
+        }
+    }
+    return true;
+}
+
+/* Sum repeats of (pc, target); keep each pc's most frequent target. */
+static size_t best_targets(opt_jump *v, size_t nv)
+{
+    qsort(v, nv, sizeof *v, by_pc_target);
+    size_t k = 0;
+    for (size_t i = 0; i < nv;) {
+        opt_jump best = v[i];
+        double total = 0;
+        best.count = 0;
+        size_t j = i;
+        while (j < nv && v[j].pc == v[i].pc) {
+            size_t t = j;
+            double s = 0;
+            for (; j < nv && v[j].pc == v[t].pc && v[j].target == v[t].target; j++)
+                s += v[j].count;
+            total += s;
+            if (s > best.count)
+                best.count = s, best.target = v[t].target;
+        }
+        best.total = total;
+        v[k++] = best;
+        i = j;
+    }
+    return k;
+}
+
+/* The original address of a new one, if it is original code. */
+static bool orig_of(const addrmap *m, uint64_t a, uint64_t *o)
+{
+    int k;
+    *o = addrmap_lookup(m, a, &k);
+    return k == AM_CODE || k < 0;
+}
+
+/* The original taken target of the conditional branch at o, or 0. */
+static uint64_t taken_target(const cfg_program *cfg, uint64_t o)
+{
+    const cfg_proc *f = cfg_proc_at(cfg, o);
+    uint32_t b = f ? cfg_block_at(f, o) : CFG_NONE;
+    if (b == CFG_NONE || f->blocks[b].end - 4 != o)
+        return 0;
+    for (uint32_t k = 0; k < f->blocks[b].nout; k++) {
+        const cfg_edge *e = &f->edges[f->out_edges[f->blocks[b].first_out + k]];
+        if (e->kind == CFG_EDGE_TAKEN || (e->kind == CFG_EDGE_OUT && e->target != o + 4))
+            return e->target;
+    }
+    return 0;
+}
+
+static bool is_br(const cfg_program *cfg, uint64_t o)
+{
+    uint32_t w;
+    alpha_insn in;
+    if (!cfg_word(cfg, o, &w))
+        return false;
+    alpha_decode(w, &in);
+    return alpha_flow_of(&in) == FLOW_BRANCH;
+}
+
+#define GROW(arr, n, cap) ((n) < (cap) || ((arr) = grow_arr((arr), &(cap), sizeof *(arr))))
+static void *grow_arr(void *p, size_t *cap, size_t sz)
+{
+    void *np = realloc(p, (*cap = *cap ? 2 * *cap : 256) * sz);
+    if (!np)
+        free(p);
+    return np;
+}
+
+/* Carry image im (a rewritten copy, map m) back to original addresses in
+ * place: runs split where the layout joined original pieces (a join over a
+ * dropped BR becomes that BR's edge), branches the layout inverted get their
+ * original sense back, added branches and padding drop out. */
+static bool carry_back(const cfg_program *cfg, profdb_exact *ex, profdb_exact_image *im,
+                       const addrmap *m)
+{
+    uint32_t self = (uint32_t)(im - ex->images);
+    profdb_exact_run *runs = NULL;
+    profdb_exact_edge *edges = NULL;
+    size_t nr = 0, cr = 0, ne = 0, ce = 0;
+    for (size_t r = 0; r < im->nruns; r++) {
+        const profdb_exact_run *R = &im->runs[r];
+        uint64_t prev = 0;
+        for (uint64_t a = R->start; a < R->end; a += 4) {
+            uint64_t o;
+            if (!orig_of(m, a, &o)) {
+                prev = 0;
+                continue;
+            }
+            if (prev && o == prev + 4) {
+                runs[nr - 1].end = o + 4;
+            } else {
+                if (prev && is_br(cfg, prev + 4)) {
+                    if (!GROW(edges, ne, ce))
+                        goto oom;
+                    edges[ne++] = (profdb_exact_edge){ prev + 4, o, R->count, self, 'B' };
+                }
+                if (!GROW(runs, nr, cr))
+                    goto oom;
+                runs[nr++] = (profdb_exact_run){ o, o + 4, R->count };
+            }
+            prev = o;
+        }
+    }
+    for (size_t i = 0; i < im->nedges; i++) {
+        profdb_exact_edge E = im->edges[i];
+        int k;
+        uint64_t from = addrmap_lookup(m, E.from, &k);
+        if (k == AM_BRANCH)         /* an added BR stands for its block's end */
+            from = addrmap_lookup(m, E.from - 4, &k);
+        if (!(k == AM_CODE || k < 0) || (E.to_image == self && !orig_of(m, E.to, &E.to)))
+            continue;
+        E.from = from;
+        if (!GROW(edges, ne, ce))
+            goto oom;
+        edges[ne++] = E;
+    }
+    for (size_t i = 0; i < im->nbranches; i++) {
+        profdb_exact_branch *B = &im->branches[i];
+        uint64_t pc, t;
+        if (!orig_of(m, B->pc, &pc) || !orig_of(m, B->target, &t))
+            continue;
+        B->pc = pc;
+        B->target = t;
+        if (t == pc + 4 && (t = taken_target(cfg, pc))) {   /* inverted */
+            uint64_t x = B->taken;
+            B->taken = B->not_taken;
+            B->not_taken = x;
+            B->target = t;
+        }
+    }
+    for (size_t i = 0; i < im->njumps; i++)
+        orig_of(m, im->jumps[i].pc, &im->jumps[i].pc);
+    for (size_t i = 0; i < im->ntargets; i++)
+        if (im->targets[i].image == self)
+            orig_of(m, im->targets[i].to, &im->targets[i].to);
+    for (size_t i = 0; i < im->nexits; i++)
+        orig_of(m, im->exits[i].addr, &im->exits[i].addr);
+    for (size_t i = 0; i < im->nentries; i++)
+        orig_of(m, im->entries[i].addr, &im->entries[i].addr);
+    free(im->runs);
+    free(im->edges);
+    im->runs = runs, im->nruns = nr;
+    im->edges = edges, im->nedges = ne;
+    memcpy(im->build_id, m->build_id, m->build_id_len);
+    im->build_id_len = m->build_id_len;
+    return true;
+oom:
+    free(runs);
+    free(edges);
+    return false;
+}
+
+/* An image of ex that is a rewritten copy of cfg's, carried back; or NULL. */
+static const profdb_exact_image *rewritten_copy(const cfg_program *cfg, profdb_exact *ex)
+{
+    const image *img = cfg->img;
+    for (size_t k = 0; img->build_id_len && k < ex->nimages; k++) {
+        profdb_exact_image *im = &ex->images[k];
+        image_error ie;
+        image *cp = strcmp(im->path, "-") ? image_open(im->path, &ie) : NULL;
+        if (!cp)
+            continue;
+        char e[128];
+        addrmap m = { 0 };
+        bool ours = addrmap_read(cp, &m, e, sizeof e) && m.build_id_len == img->build_id_len &&
+                    !memcmp(m.build_id, img->build_id, m.build_id_len);
+        image_close(cp);
+        bool ok = ours && carry_back(cfg, ex, im, &m);
+        addrmap_free(&m);
+        if (ok)
+            return im;
+    }
+    return NULL;
+}
+
+bool oi_profile_exact(const cfg_program *cfg, const char *const *files, size_t n,
+                      uint32_t line, uint32_t nsets, oi_profile *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    size_t cap = 0;
+    out->freq = est_freq_new(cfg);
+    out->shared = calloc(nsets, sizeof *out->shared);
+    if (!out->freq || !out->shared) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    const image *img = cfg->img;
+    for (size_t i = 0; i < n; i++) {
+        profdb_error pe;
+        profdb_exact *ex = profdb_exact_read(files[i], &pe);
+        if (!ex) {
+            snprintf(err, errlen, "%s", pe.msg);
+            goto fail;
+        }
+        const profdb_exact_image *self = img->build_id_len
+            ? profdb_exact_find(ex, img->build_id, img->build_id_len)
+            : profdb_exact_find_path(ex, img->path);
+        if (!self)
+            self = rewritten_copy(cfg, ex);
+        est_freq *f = est_freq_from_exact(cfg, ex, err, errlen);
+        bool ok = f && self && add_freq(out->freq, f) &&
+                  add_jumps(ex, self, &out->jumps, &out->njumps, &cap);
+        for (size_t k = 0; ok && k < ex->nimages; k++) {
+            const profdb_exact_image *im = &ex->images[k];
+            if (im == self || !strcmp(im->path, "-"))
+                continue;
+            for (size_t r = 0; r < im->nruns; r++)
+                for (uint64_t l = im->runs[r].start / line;
+                     im->runs[r].end > im->runs[r].start && l <= (im->runs[r].end - 1) / line; l++)
+                    out->shared[l % nsets] += (double)im->runs[r].count;
+        }
+        if (f && !ok && !err[0])
+            snprintf(err, errlen, "%s: out of memory", files[i]);
+        est_freq_free(f);
+        profdb_exact_free(ex);
+        if (!ok)
+            goto fail;
+    }
+    out->njumps = best_targets(out->jumps, out->njumps);
+    return true;
+fail:
+    oi_profile_free(out);
+    return false;
+}
+
+void oi_profile_free(oi_profile *p)
+{
+    est_freq_free(p->freq);
+    free(p->shared);
+    free(p->jumps);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,24 @@
+/*
+ * tools/optimize-image/profile.h: the optimizer's inputs from axp's exact
+ * counts, through the estimator (est_freq_from_exact) and profdb's reader.
+ */
+#ifndef OPTIMIZE_IMAGE_PROFILE_H
+#define OPTIMIZE_IMAGE_PROFILE_H
+
+#include "estimator/freq.h"
+#include "optimizer/optimize.h"
+
+typedef struct oi_profile {
+    est_freq *freq;         /* summed over the files */
+    double *shared;         /* [nsets] other images' executions per I-cache set */
+    opt_jump *jumps;        /* each JMP/JSR's most frequent in-image target */
+    size_t njumps;
+} oi_profile;
+
+/* Read files[0..n) (axp --exact) for the image of cfg.  False with a
+ * message naming the file on error. */
+bool oi_profile_exact(const cfg_program *cfg, const char *const *files, size_t n,
+                      uint32_t line, uint32_t nsets, oi_profile *out, char *err, size_t errlen);
+void oi_profile_free(oi_profile *p);
+
+#endif
