@@ -44,7 +44,7 @@ static void init(fixture *f, size_t nb)
     f->b[0].flags = CFG_BF_ENTRY;
     for (size_t i = 0; i < NE; i++)
         f->ec[i] = EST_CONF_EXACT;
-    f->fp = (est_proc_freq){ f->bf, f->bc, f->ef, f->ec, 0 };
+    f->fp = (est_proc_freq){ .block = f->bf, .block_conf = f->bc, .edge = f->ef, .edge_conf = f->ec };
 }
 
 static void edge(fixture *f, uint32_t from, uint32_t to, cfg_edge_kind k, double w)
