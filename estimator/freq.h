@@ -115,10 +115,13 @@ typedef struct est_analysis {
     est_sched *sched;
     double period;           /* mean cycles per sample */
     double samples;          /* cycle samples of the image */
-    double *col_samples;     /* the sample column, by col_addr */
-    uint64_t *col_addr;
-    size_t ncol;
 } est_analysis;
+/* The estimates for an image whose CFG is built already: the selection's
+ * cycle samples of cfg->img (by build-id), their mean period and count in
+ * *period and *samples, the blocks' schedules in *scheds when asked. */
+est_freq *est_freq_from_selection(const struct est_selection *sel, const cfg_program *cfg,
+                                  est_sched **scheds, double *period, double *samples, char *err,
+                                  size_t errlen);
 /* NULL with a message in err ("FILE: what is wrong") on failure: the image
  * unreadable, no cycle samples of it in the selection, out of memory. */
 est_analysis *est_analyse(const struct est_selection *sel, const char *image_path, char *err,

@@ -98,6 +98,33 @@ for name in bytecode branchalt; do
   run "$name" "$tmp/$name.r2" "round 2, axp" "$AXP" run --
 done
 
+# From samples: profile under cpod, optimize from the database (the
+# estimator's frequencies), and the result runs the same.
+CPOD=$BUILD/bin/cpod
+if [ -x "$CPOD" ]; then
+  db=$tmp/db
+  "$CPOD" --db "$db" --flush 1h >/dev/null 2>&1
+  for name in bytecode copyloop; do
+    args=""; [ -f "tests/programs/$name.args" ] && args=$(cat "tests/programs/$name.args")
+    # shellcheck disable=SC2086
+    (cd "$tmp" && "$AXP" run --pmu cycles:1000 --collector "$db" -- "$P/$name-dyn" $args >/dev/null 2>&1)
+  done
+  "$CPO" quit --db "$db" >/dev/null 2>&1
+  for l in "$db"/.cpod/*/regions; do
+    r=$(readlink "$l") && case "$r" in /dev/shm/cpod-*) rm -rf "$r";; esac
+  done
+  for name in bytecode copyloop; do
+    "$OPT" "$P/$name-dyn" --db "$db" --report "$tmp/$name.srep" -o "$tmp/$name.s" >/dev/null 2>"$tmp/err" ||
+      { fail "$name from samples: $(cat "$tmp/err")"; continue; }
+    passed=$((passed + 1)); echo "$name optimized from its samples"
+    run "$name" "$tmp/$name.s" "from samples, axp" "$AXP" run --
+    [ $run_qemu = 1 ] && run "$name" "$tmp/$name.s" "from samples, qemu" "$ROOT/scripts/qemu-run.sh"
+  done
+  "$OPT" "$P/alu-dyn" --db "$db" -o "$tmp/x" 2>"$tmp/err"; rc=$?
+  { [ $rc = 1 ] && grep -q "no cycle samples of" "$tmp/err" && [ ! -e "$tmp/x" ]; } ||
+    fail "an image without samples: rc $rc, $(cat "$tmp/err")"
+fi
+
 # Errors are one line naming what is wrong.
 o=$P/alu-static
 "$OPT" "$o" --exact "$tmp/none.exact" -o "$tmp/x" 2>"$tmp/err"; rc=$?

@@ -1,11 +1,13 @@
 /*
  * optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]
  *                [--write-plan FILE] -o OUT
+ * optimize-image IMAGE --db DIR [--epoch E|--all-epochs] [--report FILE] ... -o OUT
  * optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]
  *                [--write-plan FILE] [-v] -o OUT
  *
- * With --exact, the optimizer (docs/optimizer.md) makes a layout plan from
- * axp's exact counts of IMAGE; --report writes what it did per procedure and
+ * With --db, the optimizer (docs/optimizer.md) makes a layout plan from the
+ * estimator's block and edge frequencies of IMAGE from the database's cycle
+ * samples (docs/estimator.md); with --exact, from axp's exact counts; --report writes what it did per procedure and
  * the cycles its cost model predicts.  With --plan, applies a given layout
  * plan (docs/layout-plan.md).  Either way IMAGE, an Alpha executable linked
  * with --emit-relocs, is rewritten to OUT.  `identity`
@@ -23,12 +25,15 @@
 
 #include "cfg/cfg.h"
 #include "common/outfile.h"
+#include "estimator/profset.h"
 #include "optimizer/optimize.h"
 #include "rewriter/rewrite.h"
 #include "tools/optimize-image/profile.h"
 
 static const char usage_text[] =
-    "usage: optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]\n"
+    "usage: optimize-image IMAGE --db DIR [--epoch E|--all-epochs] [--report FILE] [--split-warm]\n"
+    "                      [--no-colour] [--write-plan FILE] -o OUT\n"
+    "       optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]\n"
     "                      [--write-plan FILE] -o OUT\n"
     "       optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]\n"
     "                      [--write-plan FILE] [-v] -o OUT\n";
@@ -41,16 +46,17 @@ static double now(void)
 }
 
 /* The optimizer's plan from exact counts, and its report. */
-static bool optimize(const image *img, const cfg_program *prog, const char *const *exact,
-                     size_t nexact, const char *report, const opt_options *oo, plan *pl,
-                     char *err, size_t errlen)
+static bool optimize(const image *img, const cfg_program *prog, const est_selection *sel,
+                     const char *const *exact, size_t nexact, const char *report,
+                     const opt_options *oo, plan *pl, char *err, size_t errlen)
 {
     plan_init(pl);
     ev5_params ev5;
     ev5_defaults(&ev5);
     oi_profile prof;
-    if (!oi_profile_exact(prog, exact, nexact, ev5.icache.line, ev5.icache.size / ev5.icache.line,
-                          &prof, err, errlen))
+    uint32_t nsets = ev5.icache.size / ev5.icache.line;
+    if (sel ? !oi_profile_samples(prog, sel, nsets, &prof, err, errlen)
+            : !oi_profile_exact(prog, exact, nexact, ev5.icache.line, nsets, &prof, err, errlen))
         return false;
     opt_options o = *oo;
     o.ev5 = &ev5;
@@ -91,6 +97,9 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         { "plan", required_argument, 0, 'p' },
         { "exact", required_argument, 0, 'x' },
+        { "db", required_argument, 0, 'D' },
+        { "epoch", required_argument, 0, 'E' },
+        { "all-epochs", no_argument, 0, 'A' },
         { "report", required_argument, 0, 'r' },
         { "split-warm", no_argument, 0, 'W' },
         { "no-colour", no_argument, 0, 'C' },
@@ -106,6 +115,7 @@ int main(int argc, char **argv)
     const char *exact[64];
     size_t nexact = 0;
     opt_options oo = { 0 };
+    est_selection sel = { 0 };
     uint64_t seed = 1;
     bool seeded = false;
     rw_options ro = { 0 };
@@ -121,6 +131,9 @@ int main(int argc, char **argv)
             exact[nexact++] = optarg;
             break;
         case 'r': report = optarg; break;
+        case 'D': sel.db = optarg; break;
+        case 'E': sel.epoch = optarg; break;
+        case 'A': sel.all_epochs = true; break;
         case 'W': oo.split_warm = true; break;
         case 'C': oo.no_colour = true; break;
         case 's': {
@@ -141,12 +154,21 @@ int main(int argc, char **argv)
         default: fputs(usage_text, stderr); return 2;
         }
     }
-    if (optind + 1 != argc || !!planarg + !!nexact != 1 || !out) {
+    if (optind + 1 != argc || !!planarg + !!nexact + !!sel.db != 1 || !out) {
         fputs(usage_text, stderr);
         return 2;
     }
-    if (report && !nexact) {
-        fprintf(stderr, "optimize-image: --report goes with --exact\n");
+    if (report && planarg) {
+        fprintf(stderr, "optimize-image: --report goes with --db or --exact\n");
+        return 2;
+    }
+    if ((sel.epoch || sel.all_epochs) && !sel.db) {
+        fprintf(stderr, "optimize-image: --epoch and --all-epochs go with --db\n");
+        return 2;
+    }
+    est_error serr;
+    if (sel.db && !est_selection_finish(&sel, &serr)) {
+        fprintf(stderr, "optimize-image: %s\n", serr.msg);
         return 2;
     }
     if (seeded && (!planarg || strcmp(planarg, "random"))) {
@@ -175,8 +197,9 @@ int main(int argc, char **argv)
     }
     plan pl;
     bool ok;
-    if (nexact)
-        ok = optimize(img, prog, exact, nexact, report, &oo, &pl, err, sizeof err);
+    if (nexact || sel.db)
+        ok = optimize(img, prog, sel.db ? &sel : NULL, exact, nexact, report, &oo, &pl, err,
+                      sizeof err);
     else if (!strcmp(planarg, "identity"))
         ok = plan_identity(prog, &pl) || (snprintf(err, sizeof err, "out of memory"), false);
     else if (!strcmp(planarg, "random"))

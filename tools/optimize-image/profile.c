@@ -294,6 +294,22 @@ fail:
     return false;
 }
 
+bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel, uint32_t nsets,
+                        oi_profile *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    double period, samples;
+    if (!(out->shared = calloc(nsets ? nsets : 1, sizeof *out->shared))) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    if (!(out->freq = est_freq_from_selection(sel, cfg, NULL, &period, &samples, err, errlen))) {
+        oi_profile_free(out);
+        return false;
+    }
+    return true;
+}
+
 void oi_profile_free(oi_profile *p)
 {
     est_freq_free(p->freq);
