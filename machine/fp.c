@@ -172,6 +172,19 @@ static uint64_t cvttq(uint64_t a, unsigned rm, uint64_t *exc)
     return sign ? -ret : ret;
 }
 
+/* A NaN result as Alpha makes it, not as the host did (x86's default NaN
+ * is negative, and with two NaN operands it keeps the first): the NaN in
+ * Fb, else the one in Fa, made quiet; else the default NaN, positive with
+ * every fraction bit set (alpha-facts: the kernel's software completion).
+ * single: an S-format result, whose fraction keeps 23 bits. */
+static uint64_t alpha_nan(int op, uint64_t a, uint64_t b, bool single)
+{
+    bool two = op <= FO_DIVT;
+    uint64_t r = t_nan(b) ? b : two && t_nan(a) ? a : 0x7fffffffffffffffULL;
+    r |= 1ULL << 51;
+    return single ? r & ~((1ULL << 29) - 1) : r;
+}
+
 uint64_t fp_ieee(thread *t, int op, unsigned q, uint64_t a, uint64_t b, uint64_t *exc)
 {
     unsigned rm = (q & FQ_DYN) ? (unsigned)(t->fpcr >> FPCR_DYN_SHIFT) & 3 : (q & FQ_RM);
@@ -243,6 +256,8 @@ uint64_t fp_ieee(thread *t, int op, unsigned q, uint64_t a, uint64_t b, uint64_t
             BAR(w);
             r = of_d(w);
             e = fx_flags();
+            if (t_nan(r))
+                r = alpha_nan(op, a, b, false);
             goto underflow;
         }
         BAR(x); BAR(y);
@@ -262,6 +277,8 @@ uint64_t fp_ieee(thread *t, int op, unsigned q, uint64_t a, uint64_t b, uint64_t
             e |= FPCR_UNF | FPCR_INE;
         }
         r = fp_s_to_reg(zs);
+        if (t_nan(r))
+            r = alpha_nan(op, a, b, true);
         goto done;
     } else {
         double x = d_of(a), y = d_of(b), z;
@@ -283,12 +300,16 @@ uint64_t fp_ieee(thread *t, int op, unsigned q, uint64_t a, uint64_t b, uint64_t
                 e |= FPCR_UNF | FPCR_INE;
             }
             r = fp_s_to_reg(zs);
+            if (t_nan(r))
+                r = alpha_nan(op, a, b, true);
             goto done;
         }
         }
         BAR(z);
         e = fx_flags();
         r = of_d(z);
+        if (t_nan(r))
+            r = alpha_nan(op, a, b, false);
     }
 underflow:
     if (t_denorm(r) &&

@@ -197,3 +197,31 @@ Test(machine_fp, fpcr_moves_and_fp_branches)
     cr_assert_eq(b.t->r[1], 0);
     cr_assert_eq(b.t->r[2], 1);
 }
+
+/* NaN results are Alpha's, never the host's: the default NaN is positive
+ * with every fraction bit set; with NaN operands the result is the one in
+ * Fb, else the one in Fa, made quiet (alpha-facts; AAH 4.7.10.4). */
+Test(machine_fp, nan_results_are_alphas)
+{
+    bare_init(&b, false);
+    uint32_t su = Q_S | Q_U;
+    fp1("divt", fn("divt", su, false), 0.0, 0.0);
+    cr_assert_eq(b.t->f[3], 0x7fffffffffffffffULL, "0/0 gave %llx", (unsigned long long)b.t->f[3]);
+    fp1("subt", fn("subt", su, false), INFINITY, INFINITY);
+    cr_assert_eq(b.t->f[3], 0x7fffffffffffffffULL);
+    fp1("sqrtt", fn("sqrtt", su, false), 0, -1.0);
+    cr_assert_eq(b.t->f[3], 0x7fffffffffffffffULL);
+    double qa = dbl(0x7ff8000000000001ULL), qb = dbl(0x7ff8000000000002ULL);
+    double sa = dbl(0x7ff0000000000003ULL);   /* signalling */
+    fp1("addt", fn("addt", su, false), qb, qa);
+    cr_assert_eq(b.t->f[3], 0x7ff8000000000001ULL, "Fb first: %llx", (unsigned long long)b.t->f[3]);
+    fp1("addt", fn("addt", su, false), qa, qb);
+    cr_assert_eq(b.t->f[3], 0x7ff8000000000002ULL);
+    fp1("mult", fn("mult", su, false), qa, 1.0);
+    cr_assert_eq(b.t->f[3], 0x7ff8000000000001ULL, "then Fa");
+    fp1("mult", fn("mult", su, false), 1.0, sa);
+    cr_assert_eq(b.t->f[3], 0x7ff8000000000003ULL, "quieted");
+    /* S format: the default NaN in register form keeps 23 fraction bits. */
+    fp1("divs", fn("divs", su, false), 0.0, 0.0);
+    cr_assert_eq(b.t->f[3], 0x7fffffffe0000000ULL, "S 0/0 gave %llx", (unsigned long long)b.t->f[3]);
+}
