@@ -16,7 +16,6 @@
 
 #include "collector/cpod_internal.h"
 
-#define MAX_CLIENTS 64
 
 bool cpod_control_listen(cpod *d, char *msg, size_t msg_size)
 {
@@ -35,7 +34,7 @@ bool cpod_control_listen(cpod *d, char *msg, size_t msg_size)
     unlink(d->sock_path);   /* a killed daemon's; we hold the lock */
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     bool ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, len) == 0 &&
-              chmod(d->sock_path, 0600) == 0 && listen(fd, 16) == 0;
+              chmod(d->sock_path, 0600) == 0 && listen(fd, SOMAXCONN) == 0;
     int e = errno;
     if (dirfd >= 0)
         close(dirfd);
@@ -63,7 +62,7 @@ void cpod_control_accept(cpod *d)
         int fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return;
-        if (nclients(d) >= MAX_CLIENTS) {
+        if (nclients(d) >= CPOD_MAX_CLIENTS) {
             static const char busy[] = "error: too many clients waiting; try again\n";
             if (send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
                 {}
@@ -156,7 +155,13 @@ void cpod_control_read(cpod *d, cpod_client *c)
             continue;
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
-        if (r <= 0) {   /* gone, perhaps while waiting for its merge */
+        if (r == 0 && c->waiting) {
+            /* Half-closed after its request (shutdown(SHUT_WR)): it still
+             * gets its answer; stop polling what can only say EOF again. */
+            c->eof = true;
+            return;
+        }
+        if (r <= 0) {   /* gone */
             cpod_client_close(d, c);
             return;
         }

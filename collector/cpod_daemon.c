@@ -600,7 +600,7 @@ int cpod_serve(cpod *d)
     int tick = TICK_MIN_MS;
     bool disabled_journals = false;
     while (!d->quit) {
-        struct pollfd pf[5 + 64];
+        struct pollfd pf[5 + CPOD_MAX_CLIENTS];
         int n = 0;
         pf[n++] = (struct pollfd){ sfd, POLLIN, 0 };
         pf[n++] = (struct pollfd){ d->listen_fd, POLLIN, 0 };
@@ -608,7 +608,8 @@ int cpod_serve(cpod *d)
         pf[n++] = (struct pollfd){ d->inotify_fd, POLLIN, 0 };
         int first_client = n;
         for (cpod_client *c = d->clients; c && n < (int)(sizeof pf / sizeof *pf); c = c->next)
-            pf[n++] = (struct pollfd){ c->fd, POLLIN, 0 };
+            if (!c->eof)
+                pf[n++] = (struct pollfd){ c->fd, POLLIN, 0 };
         int pr = poll(pf, (nfds_t)n, tick);
         if (pr < 0 && errno != EINTR) {
             cpod_log("poll: %s", strerror(errno));
@@ -654,7 +655,7 @@ int cpod_serve(cpod *d)
         if (pr > 0) {
             /* Clients may close themselves while being read: collect the
              * ready descriptors first. */
-            int ready[64], k = 0;
+            int ready[CPOD_MAX_CLIENTS], k = 0;
             for (int i = first_client; i < n; i++)
                 if (pf[i].revents)
                     ready[k++] = pf[i].fd;

@@ -23,6 +23,7 @@
 #include "profdb/profdb.h"
 
 #define CPOD_PAGE          8192u      /* Alpha's page size */
+#define CPOD_MAX_CLIENTS   64         /* control clients served at once; more get a refusal */
 #define CPOD_MAX_MAPS      4096u      /* mappings per process */
 #define CPOD_IMAGE_CACHE   256u       /* unreferenced images kept for their headers */
 #define CPOD_EVNAME_MAX    1024u      /* distinct event names interned */
@@ -335,6 +336,8 @@ typedef struct cpod_client {
     char buf[256];
     size_t len;
     bool waiting;          /* its request runs; reply when the job is done */
+    bool eof;              /* it closed its writing side after a complete
+                              request: not polled, but still answered */
     char cmd[16];
     uint64_t ticket;       /* ... the merge generation that answers it (0: not started) */
     long long since;       /* connected at (ms) */

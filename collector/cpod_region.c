@@ -241,6 +241,19 @@ void cpod_region_free(cpod_region *r)
     free(r);
 }
 
+/* A machine links its region into place and only then takes the producer
+ * lock: a region never attached and younger than this is being born, not
+ * abandoned. */
+#define BIRTH_MS 30000
+
+static bool producer_gone(const cpod_region *r)
+{
+    if (drvc_producer_alive(r->c))
+        return false;
+    uint64_t attaches = __atomic_load_n(&r->c->r.h->attaches, __ATOMIC_RELAXED);
+    return attaches > 0 || cpod_now_ms() - r->attached_ms > BIRTH_MS;
+}
+
 cpod_region *cpod_region_attach(cpod *d, const char *name, bool *busy, char *msg, size_t msg_size)
 {
     *busy = false;
@@ -297,7 +310,7 @@ cpod_region *cpod_region_attach(cpod *d, const char *name, bool *busy, char *msg
     drv_counters c;
     drvc_counters(r->c, -1, &c);
     cpod_log("machine %s attached: %u CPUs, region %s%s", r->label, r->ncpus, r->path,
-             drvc_producer_alive(r->c) ? "" : " (its machine is gone: salvaging)");
+             !producer_gone(r) ? "" : " (its machine is gone: salvaging)");
     if (replayed || r->procs.n)
         cpod_log("%s: journal replayed: %zu processes, %llu samples not yet in the database",
                  r->name, r->procs.n, (unsigned long long)replayed);
@@ -328,19 +341,6 @@ static void failed(cpod_region *r, int rc, const drv_error *err)
     } else {
         cpod_log("%s", err->msg);
     }
-}
-
-/* A machine links its region into place and only then takes the producer
- * lock: a region never attached and younger than this is being born, not
- * abandoned. */
-#define BIRTH_MS 30000
-
-static bool producer_gone(const cpod_region *r)
-{
-    if (drvc_producer_alive(r->c))
-        return false;
-    uint64_t attaches = __atomic_load_n(&r->c->r.h->attaches, __ATOMIC_RELAXED);
-    return attaches > 0 || cpod_now_ms() - r->attached_ms > BIRTH_MS;
 }
 
 int cpod_region_collect(cpod_region *r)

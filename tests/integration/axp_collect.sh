@@ -111,6 +111,10 @@ else
   echo "skip cpo prof checks: no cpo prof in this build"
 fi
 
+# Every machine above ran while cpod attached to it: none was "gone".
+gone=$(cat "$DB"/.cpod/*/log 2>/dev/null | grep -c "its machine is gone")
+attached=$(cat "$DB"/.cpod/*/log 2>/dev/null | grep -c " attached: ")
+check "the log never calls a running machine gone ($gone of $attached attaches)" [ "$attached" -gt 0 -a "$gone" -eq 0 ]
 left=$(ls "$DB"/.cpod/*/regions/ 2>/dev/null | grep -c '\.drv$')
 check "no region left once merged ($left)" [ "$left" -eq 0 ]
 exit $status
