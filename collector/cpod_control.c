@@ -36,6 +36,11 @@ bool cpod_control_listen(cpod *d, char *msg, size_t msg_size)
     bool ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, len) == 0 &&
               chmod(d->sock_path, 0600) == 0 && listen(fd, SOMAXCONN) == 0;
     int e = errno;
+    struct stat st;
+    if (ok && stat(d->sock_path, &st) == 0) {
+        d->sock_dev = st.st_dev;
+        d->sock_ino = st.st_ino;
+    }
     if (dirfd >= 0)
         close(dirfd);
     if (!ok) {

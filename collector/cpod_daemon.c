@@ -439,6 +439,24 @@ static void job_done(cpod *d, cpod_job *j)
 
 /* ---- open, serve, close -------------------------------------------------------------- */
 
+/* The database directory removed, or replaced by another one at the same
+ * path: nothing more may be drained, since samples could only go into a
+ * deleted tree or a stranger's database.  Says so and makes the daemon
+ * stop; what is still in memory is lost with the database it was for. */
+static bool db_replaced(cpod *d)
+{
+    struct stat st;
+    bool gone = stat(d->db_dir, &st) != 0;
+    if (!gone && st.st_dev == d->db_dev && st.st_ino == d->db_ino)
+        return false;
+    cpod_log("the database directory %s %s: stopping without draining anything more "
+             "(%" PRIu64 " samples held in memory are dropped)", d->db_dir,
+             gone ? "was removed" : "was replaced by another one", d->live.samples);
+    d->quit = true;
+    d->exit_status = 1;
+    return true;
+}
+
 static bool fail(char *msg, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static bool fail(char *msg, size_t size, const char *fmt, ...)
 {
@@ -530,6 +548,11 @@ cpod *cpod_open(const cpod_options *o, char *msg, size_t msg_size)
         goto bad;
     }
     profdb_set_warn(d->db, warn_cb, NULL);
+    struct stat dbst;
+    if (stat(d->db_dir, &dbst) == 0) {
+        d->db_dev = dbst.st_dev;
+        d->db_ino = dbst.st_ino;
+    }
     if (!cpod_regions_dir(d->state, true, d->regions_dir, msg, msg_size) ||
         !cpod_merge_recover(d, msg, msg_size) || !cpod_control_listen(d, msg, msg_size))
         goto bad;
@@ -647,6 +670,8 @@ int cpod_serve(cpod *d)
             char buf[4096];
             while (d->inotify_fd >= 0 && read(d->inotify_fd, buf, sizeof buf) > 0)
                 ;
+            if (db_replaced(d))
+                break;
             scan(d);
             next_scan = now + RESCAN_MS;
         }
@@ -731,7 +756,11 @@ void cpod_close(cpod *d)
         profdb_close(d->db);
     if (d->listen_fd >= 0) {
         close(d->listen_fd);
-        unlink(d->sock_path);
+        /* Only our own socket: a daemon started on a new database at the
+         * same path has made its own there. */
+        struct stat st;
+        if (stat(d->sock_path, &st) == 0 && st.st_dev == d->sock_dev && st.st_ino == d->sock_ino)
+            unlink(d->sock_path);
     }
     if (d->inotify_fd >= 0)
         close(d->inotify_fd);

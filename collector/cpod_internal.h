@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include "collector/cpod.h"
@@ -354,6 +355,8 @@ void cpod_client_close(cpod *d, cpod_client *c);
 struct cpod {
     cpod_options o;
     char db_dir[CPOD_PATH_MAX];
+    dev_t db_dev, sock_dev;  /* what db_dir and our socket were when opened: */
+    ino_t db_ino, sock_ino;  /* a different file there is not ours any more */
     char state[CPOD_PATH_MAX];
     char regions_dir[CPOD_PATH_MAX];
     char sock_path[CPOD_PATH_MAX];

@@ -6,9 +6,12 @@
  * (docs/profdb.md), each with its own daemon, so each keeps its lock,
  * socket and journal apart.  Regions are written at sample rate and belong
  * on a tmpfs, so STATE/regions is a symbolic link to a private directory on
- * /dev/shm whose name is derived from the state directory's real path;
- * machines and daemon both go through the link, so neither needs to derive
- * anything.  After a reboot the link dangles and is made good again.
+ * /dev/shm with a fresh unpredictable name (mkdtemp), made when the link is
+ * missing: a database removed and made again at the same path gets regions
+ * of its own, so a daemon left over from the old one can never drain the
+ * new one's machines.  Machines and daemon
+ * both go through the link, so neither needs to derive anything.  After a
+ * reboot the link dangles and is made good again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -136,29 +139,27 @@ bool cpod_regions_dir(const char *state_dir, bool create, char out[CPOD_PATH_MAX
                                     : strerror(errno));
     struct stat shm;
     if (stat(SHM_DIR, &shm) == 0 && S_ISDIR(shm.st_mode) && access(SHM_DIR, W_OK | X_OK) == 0) {
-        char real[PATH_MAX];
-        if (!realpath(state_dir, real))
-            return fail(msg, msg_size, "%s: %s", state_dir, strerror(errno));
-        uint64_t h = 0xcbf29ce484222325ull;
-        for (const unsigned char *p = (const unsigned char *)real; *p; p++)
-            h = (h ^ *p) * 0x100000001b3ull;
-        snprintf(out, CPOD_PATH_MAX, SHM_DIR "/cpod-%u-%016llx", (unsigned)getuid(),
-                 (unsigned long long)h);
-        if (mkdir(out, 0700) != 0 && errno != EEXIST)
+        /* A fresh, unpredictable directory for this database.  symlink()
+         * fails if the link exists, so of racing creators one wins and the
+         * others take its directory and remove their own. */
+        snprintf(out, CPOD_PATH_MAX, SHM_DIR "/cpod-%u-XXXXXX", (unsigned)getuid());
+        if (!mkdtemp(out))
             return fail(msg, msg_size, "%s: cannot create: %s", out, strerror(errno));
-        if (!private_dir(out, msg, msg_size))
+        if (!private_dir(out, msg, msg_size)) {
+            rmdir(out);
             return false;
-        /* A link made aside and renamed into place: racing creators agree
-         * on the target, and a reader never sees a half-made link. */
-        char tmp[CPOD_PATH_MAX + 32];
-        snprintf(tmp, sizeof tmp, "%s.%d", link, (int)getpid());
-        unlink(tmp);
-        if (symlink(out, tmp) != 0 || rename(tmp, link) != 0) {
-            int e = errno;
-            unlink(tmp);
-            return fail(msg, msg_size, "%s: cannot create the link: %s", link, strerror(e));
         }
-        return true;
+        if (symlink(out, link) == 0)
+            return true;
+        int e = errno;
+        rmdir(out);
+        if (e != EEXIST)
+            return fail(msg, msg_size, "%s: cannot create the link: %s", link, strerror(e));
+        ssize_t k = readlink(link, out, CPOD_PATH_MAX - 1);
+        if (k <= 0)
+            return fail(msg, msg_size, "%s: %s", link, strerror(errno));
+        out[k] = '\0';
+        return private_dir(out, msg, msg_size);
     }
     if (!mkdir_ok(link, 0700, msg, msg_size))
         return false;
