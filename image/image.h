@@ -111,6 +111,12 @@ image *image_open(const char *path, image_error *err);
 /* Same, from bytes in memory (for the fuzzer and tests); the bytes are
  * copied.  `name` is used in error messages. */
 image *image_open_mem(const void *data, size_t size, const char *name, image_error *err);
+/* For running it, as the kernel reads it: the whole image when it can be
+ * read, else (sections missing or damaged: a stripped image, one without
+ * section headers, broken debug sections) its ELF header and program
+ * headers alone, with no sections or symbols.  Refused as Linux refuses:
+ * no program headers, more than 64 KB of them, no loadable segment. */
+image *image_open_for_running(const char *path, image_error *err);
 void image_close(image *img);
 
 /* Lowercase hex of the build-id into buf (at least 129 bytes); "" if none. */

@@ -385,6 +385,93 @@ static image *open_owned(uint8_t *buf, size_t size, const char *name, image_erro
     return img;
 }
 
+/* Build-id from PT_NOTE segments: what an image without sections has. */
+static void segment_build_id(image *img)
+{
+    for (size_t i = 0; i < img->nsegments && !img->build_id_len; i++) {
+        const image_segment *g = &img->segments[i];
+        if (g->type != PT_NOTE)
+            continue;
+        const uint8_t *b = img->file + g->offset;
+        uint64_t off = 0, al = g->align == 8 ? 8 : 4;
+        while (g->filesz - off >= 12) {
+            const uint8_t *p = b + off;
+            uint64_t nsz = img_le32(p), dsz = img_le32(p + 4);
+            uint64_t nal = (nsz + al - 1) & ~(al - 1), dal = (dsz + al - 1) & ~(al - 1);
+            if (nal > g->filesz - off - 12 || dal > g->filesz - off - 12 - nal)
+                break;
+            if (img_le32(p + 8) == NT_GNU_BUILD_ID && nsz == 4 && !memcmp(p + 12, "GNU", 4) &&
+                dsz <= sizeof img->build_id) {
+                memcpy(img->build_id, p + 12 + nal, dsz);
+                img->build_id_len = dsz;
+                break;
+            }
+            off += 12 + nal + dal;
+        }
+    }
+}
+
+/* What the kernel reads to run an image: the ELF header and the program
+ * headers, nothing of the sections (they may be absent or damaged in an
+ * image that runs: stripped, or with broken debug sections). */
+static image *open_segments(uint8_t *buf, size_t size, const char *name, image_error *err)
+{
+    if (!check_ident(buf, size, name, err)) {
+        free(buf);
+        return NULL;
+    }
+    Elf64_Ehdr eh;
+    memcpy(&eh, buf, sizeof eh);
+    /* binfmt_elf's limits: at least one header, at most 64 KB of them. */
+    if (eh.e_phnum < 1 || (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > 65536 ||
+        eh.e_phentsize != sizeof(Elf64_Phdr) ||
+        !in_file(eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr), size)) {
+        free(buf);
+        img_fail(err, IMG_ECORRUPT, name, "program headers: %u of %u bytes at 0x%llx (Linux would not run it)",
+                 eh.e_phnum, eh.e_phentsize, (unsigned long long)eh.e_phoff);
+        return NULL;
+    }
+    image *img = calloc(1, sizeof *img);
+    struct image_private *pv = calloc(1, sizeof *pv);
+    char *path = strdup(name);
+    if (!img || !pv || !path) {
+        free(img), free(pv), free(path), free(buf);
+        img_fail(err, IMG_ENOMEM, name, "out of memory");
+        return NULL;
+    }
+    img->path = path;
+    img->priv = pv;
+    img->file = buf;
+    img->file_size = size;
+    img->type = eh.e_type;
+    img->entry = eh.e_entry;
+    img->phoff = eh.e_phoff;
+    img->segments = calloc(eh.e_phnum, sizeof *img->segments);
+    bool ok = img->segments != NULL, load = false;
+    if (!ok)
+        img_fail(err, IMG_ENOMEM, name, "out of memory");
+    for (size_t i = 0; ok && i < eh.e_phnum; i++) {
+        Elf64_Phdr ph;
+        memcpy(&ph, buf + eh.e_phoff + i * sizeof ph, sizeof ph);
+        img->segments[img->nsegments++] = (image_segment){ ph.p_type, ph.p_flags, ph.p_offset, ph.p_vaddr,
+                                                           ph.p_filesz, ph.p_memsz, ph.p_align };
+        if (!in_file(ph.p_offset, ph.p_filesz, size) || ph.p_filesz > ph.p_memsz)
+            ok = img_fail(err, IMG_ETRUNC, name, "program header %zu: contents at 0x%llx+0x%llx lie past the end of the file",
+                          i, (unsigned long long)ph.p_offset, (unsigned long long)ph.p_filesz);
+        else if (ph.p_type == PT_INTERP && !img->interp && !(img->interp = strndup((const char *)buf + ph.p_offset, ph.p_filesz)))
+            ok = img_fail(err, IMG_ENOMEM, name, "out of memory");
+        load |= ph.p_type == PT_LOAD;
+    }
+    if (ok && !load)
+        ok = img_fail(err, IMG_ECORRUPT, name, "no loadable segment");
+    if (!ok) {
+        image_close(img);
+        return NULL;
+    }
+    segment_build_id(img);
+    return img;
+}
+
 image *image_open_mem(const void *data, size_t size, const char *name, image_error *err)
 {
     if (!name)
@@ -399,7 +486,55 @@ image *image_open_mem(const void *data, size_t size, const char *name, image_err
     return open_owned(buf, size, name, err);
 }
 
+static uint8_t *read_whole(const char *path, size_t *sizep, image_error *err);
+
 image *image_open(const char *path, image_error *err)
+{
+    size_t size;
+    uint8_t *buf = read_whole(path, &size, err);
+    return buf ? open_owned(buf, size, path, err) : NULL;
+}
+
+image *image_open_for_running(const char *path, image_error *err)
+{
+    size_t size;
+    uint8_t *buf = read_whole(path, &size, err);
+    if (!buf)
+        return NULL;
+    uint8_t *copy = malloc(size ? size : 1);
+    if (!copy) {
+        free(buf);
+        img_fail(err, IMG_ENOMEM, path, "out of memory for %zu bytes", size);
+        return NULL;
+    }
+    memcpy(copy, buf, size);
+    image_error full;
+    image *img = open_owned(buf, size, path, &full);
+    if (img) {
+        free(copy);
+        /* Linux's limits hold whatever the sections say. */
+        bool load = false;
+        for (size_t i = 0; i < img->nsegments; i++)
+            load |= img->segments[i].type == PT_LOAD;
+        if (!load || img->nsegments * sizeof(Elf64_Phdr) > 65536) {
+            img_fail(err, IMG_ECORRUPT, path, "%s (Linux would not run it)",
+                     load ? "more than 64 KB of program headers" : "no loadable segment");
+            image_close(img);
+            return NULL;
+        }
+        return img;
+    }
+    if (full.code == IMG_EIO || full.code == IMG_ENOMEM || full.code == IMG_ENOTELF ||
+        full.code == IMG_ENOTALPHA) {
+        free(copy);
+        *err = full;
+        return NULL;
+    }
+    /* The sections are missing or damaged: run it as the kernel would. */
+    return open_segments(copy, size, path, err);
+}
+
+static uint8_t *read_whole(const char *path, size_t *sizep, image_error *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -440,7 +575,8 @@ image *image_open(const char *path, image_error *err)
         got += r;
     }
     close(fd);
-    return open_owned(buf, size, path, err);
+    *sizep = size;
+    return buf;
 }
 
 void image_close(image *img)

@@ -83,7 +83,7 @@ int image_register(machine *m, const char *hostpath, const char *gpath)
         if (m->img[i].dev == (uint64_t)st.st_dev && m->img[i].ino == (uint64_t)st.st_ino)
             return i;
     image_error ie;
-    image *im = image_open(hostpath, &ie);
+    image *im = image_open_for_running(hostpath, &ie);
     if (!im)
         return -1;
     int r = image_add(m, im, hostpath, gpath);
@@ -383,7 +383,7 @@ int load_program(thread *t, const char *hostpath, const char *gpath,
     }
 
     image_error ie;
-    image *im = image_open(hp, &ie);
+    image *im = image_open_for_running(hp, &ie);
     if (!im) {
         r = fail(err, errsz, -img_errno(ie.code), "%s", ie.msg);
         goto out;
@@ -404,7 +404,7 @@ int load_program(thread *t, const char *hostpath, const char *gpath,
             image_close(im);
             goto out;
         }
-        ii = image_open(ihost, &ie);
+        ii = image_open_for_running(ihost, &ie);
         if (!ii) {
             r = fail(err, errsz, -img_errno(ie.code), "%s: program interpreter: %s", gp, ie.msg);
             image_close(im);
