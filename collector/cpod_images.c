@@ -20,15 +20,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/hash.h"
 #include "collector/cpod_internal.h"
 #include "image/image.h"
 
 static uint64_t hash_key(const char *s)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
+    return fnv1a_str(FNV1A_INIT, s);
 }
 
 void cpod_images_init(cpod_images *im, const char *const *per_process, size_t n)

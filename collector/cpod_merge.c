@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/hash.h"
 #include "collector/cpod_internal.h"
 
 #define PMAGIC "cpod-pending 1\n"
@@ -68,9 +69,7 @@ typedef struct writer {
 
 static void wr(writer *w, const void *p, size_t n)
 {
-    const uint8_t *b = p;
-    for (size_t i = 0; i < n; i++)
-        w->h = (w->h ^ b[i]) * 0x100000001b3ull;
+    w->h = fnv1a(w->h, p, n);
     fwrite(p, 1, n, w->f);
 }
 
@@ -84,7 +83,7 @@ static bool write_pending(cpod *d, const cpod_job *j, profdb_error *err)
     char path[CPOD_PATH_MAX + 64], tmp[CPOD_PATH_MAX + 80];
     state_file(d, "pending", j->gen, path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s/.pending-%" PRIu64 ".tmp", d->state, j->gen);
-    writer w = { fopen(tmp, "we"), 0xcbf29ce484222325ull };
+    writer w = { fopen(tmp, "we"), FNV1A_INIT };
     if (!w.f)
         goto fail;
     char epoch[PROFDB_EPOCH_MAX] = { 0 }, host[PROFDB_MAX_NAME + 1] = { 0 };
@@ -189,10 +188,9 @@ static cpod_job *read_pending(const char *path, char *msg, size_t msg_size)
         return NULL;
     }
     close(fd);
-    uint64_t h = 0xcbf29ce484222325ull, want = 0;
+    uint64_t h = FNV1A_INIT, want = 0;
     if (size >= PMAGIC_LEN + 8) {
-        for (off_t i = 0; i < size - 8; i++)
-            h = (h ^ buf[i]) * 0x100000001b3ull;
+        h = fnv1a(h, buf, (size_t)size - 8);
         memcpy(&want, buf + size - 8, 8);
     }
     cpod_job *j = calloc(1, sizeof *j);

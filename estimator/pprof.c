@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/hash.h"
 #include "common/outfile.h"
 #include "estimator/pprof.h"
 #include "estimator/protobuf.h"
@@ -49,10 +50,7 @@ typedef struct {
 
 static uint64_t fnv(const char *s)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
+    return fnv1a_str(FNV1A_INIT, s);
 }
 
 static bool map_grow(strmap *m)

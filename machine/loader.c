@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/hash.h"
 #include "image/image.h"
 #include "machine/axp.h"
 #include "machine/linux.h"
@@ -280,11 +281,10 @@ static int build_stack(thread *t, mm *x, char *const argv[], char *const envp[],
     s.p -= 16;
     uint64_t rnd = s.p;
     uint8_t rb[16];
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (const char *c = execfn; *c; c++)
-        h = (h ^ (uint8_t)*c) * 0x100000001b3ULL;
+    uint64_t h = fnv1a_str(FNV1A_INIT, execfn);
     for (int i = 0; i < 16; i++) {
-        h = (h ^ (uint64_t)i) * 0x100000001b3ULL;
+        uint8_t k = (uint8_t)i;
+        h = fnv1a(h, &k, 1);
         rb[i] = (uint8_t)(h >> 32);
     }
     memcpy(s.mem + (s.p - (s.top - ARG_MAX_BYTES)), rb, 16);

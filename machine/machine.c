@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/json.h"
 #include "machine/axp.h"
 #include "machine/linux.h"
 
@@ -291,20 +292,6 @@ int axp_spawn(axp_machine *m, const char *path, char *const argv[],
 uint64_t axp_instructions(const axp_machine *m) { return m->icount; }
 double axp_host_seconds(const axp_machine *m) { return m->host_t1 - m->host_t0; }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
 
 int axp_write_stats(axp_machine *m, FILE *f)
 {
@@ -334,7 +321,7 @@ int axp_write_stats(axp_machine *m, FILE *f)
     for (int i = 0; i < m->nps; i++) {
         pstat *s = &m->ps[i];
         fprintf(f, "    {\"pid\": %d, \"ppid\": %d, \"exe\": ", s->pid, s->ppid);
-        json_str(f, s->exe);
+        json_string(f, s->exe);
         fprintf(f, ", \"instructions\": %" PRIu64 ", \"threads\": %d", s->icount, s->threads);
         if (s->done)
             fprintf(f, ", \"wait_status\": %d", s->wstatus);

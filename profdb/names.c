@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/hash.h"
 #include "profdb/internal.h"
 
 bool pd_check_name(const char *s, const char *what, profdb_error *err)
@@ -108,9 +109,7 @@ const char *profdb_key(const uint8_t *build_id, size_t len, const char *path,
         strcpy(buf, PROFDB_UNKNOWN_KEY);
         return buf;
     }
-    uint64_t h = 0xcbf29ce484222325ull;     /* FNV-1a: stable across builds */
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
-        h = (h ^ *p) * 0x100000001b3ull;
+    uint64_t h = fnv1a_str(FNV1A_INIT, path);   /* stable across builds */
     snprintf(buf, PROFDB_KEY_MAX, "path-%016" PRIx64, h);
     return buf;
 }

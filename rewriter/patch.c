@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "rewriter/internal.h"
 
 static bool put_word(rw_ctx *cx, uint64_t addr, uint32_t w)
@@ -263,14 +264,6 @@ void rw_trap_old_code(rw_ctx *cx)
     }
 }
 
-/* FNV-1a, 64 bits, from a seed: enough to make a build-id nobody else has. */
-static uint64_t fnv(uint64_t h, const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /* The new image is another build: profiles are keyed by build-id, and
  * samples of the new code must not be merged with the original's.  The new
  * id (same length) is derived from the original's, the new code and the
@@ -292,10 +285,11 @@ bool rw_new_build_id(rw_ctx *cx)
             if (rw_le32(p + 8) == NT_GNU_BUILD_ID && nsz == 4 && !memcmp(p + 12, "GNU", 4)) {
                 uint8_t *id = p + 12 + nal, mode = cx->opt->check;
                 for (uint64_t k = 0; k < dsz; k += 8) {
-                    uint64_t h = fnv(0xcbf29ce484222325ull ^ (k * 0x9e3779b97f4a7c15ull), id, dsz);
-                    h = fnv(h, cx->text, cx->text_size);
-                    h = fnv(h, cx->eh, cx->eh_size);
-                    h = fnv(h, &mode, 1);
+                    /* FNV-1a from a seed per word: a build-id nobody else has. */
+                    uint64_t h = fnv1a(FNV1A_INIT ^ (k * 0x9e3779b97f4a7c15ull), id, dsz);
+                    h = fnv1a(h, cx->text, cx->text_size);
+                    h = fnv1a(h, cx->eh, cx->eh_size);
+                    h = fnv1a(h, &mode, 1);
                     for (uint64_t b = 0; b < 8 && k + b < dsz; b++)
                         id[k + b] = (uint8_t)(h >> (8 * b));
                 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "collector/cpod.h"
+#include "common/json.h"
 #include "tools/axp/collect.h"
 #include "tools/axp/sample_log.h"
 
@@ -181,20 +182,6 @@ static void on_image(void *ctx, const axp_image_event *e)
 
 /* ---- --stats ------------------------------------------------------------------- */
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
 
 static void write_stats(void *ctx, FILE *f)
 {
@@ -205,18 +192,18 @@ static void write_stats(void *ctx, FILE *f)
             c->policy == DRV_POLICY_RR ? "rr" : "front");
     if (c->mode != MODE_PRIVATE) {
         fprintf(f, ", \"region\": ");
-        json_str(f, c->region);
+        json_string(f, c->region);
     }
     if (c->mode == MODE_CPOD) {
         fprintf(f, ", \"database\": ");
-        json_str(f, c->db_dir);
+        json_string(f, c->db_dir);
     }
     /* the numbers given to drv_sample: a consumer of a --driver region
      * has no other way to know which event is which */
     fprintf(f, ",\n             \"event_ids\": {");
     for (size_t i = 0; i < c->nev; i++) {
         fprintf(f, "%s", i ? ", " : "");
-        json_str(f, c->ev[i].name);
+        json_string(f, c->ev[i].name);
         fprintf(f, ": %u", c->ev[i].id);
     }
     fprintf(f, "}");

@@ -14,25 +14,12 @@
 
 #include "alpha/insn.h"
 #include "alpha/sched.h"
+#include "common/json.h"
 #include "estimator/freq.h"
 #include "tools/cpo/commands.h"
 
 #define USAGE "usage: cpo calc --image IMAGE --all --json [--db DIR] [--epoch E|--all-epochs]\n" \
               "       cpo calc PROC --image IMAGE [--db DIR] [--epoch E|--all-epochs]\n"
-
-static void jstr(const char *s)
-{
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            printf("\\%c", *p);
-        else if (*p < 0x20)
-            printf("\\u%04x", *p);
-        else
-            putchar(*p);
-    }
-    putchar('"');
-}
 
 /* The --stats cause a static stall of the scheduler is counted under, or
  * NULL (slotting and fetch-block waits are not stalls there). */
@@ -60,7 +47,7 @@ static void proc_json(const est_analysis *a, size_t p, bool *first)
     const est_proc_sched *ps = &a->sched->procs[p];
     printf("%s\n    {\"name\": ", *first ? "" : ",");
     *first = false;
-    jstr(f->name ? f->name : "");
+    json_string(stdout, f->name ? f->name : "");
     printf(", \"address\": \"0x%" PRIx64 "\", \"samples\": %.0f,\n     \"blocks\": [", f->start, q->samples);
     for (size_t b = 0; b < f->nblocks; b++) {
         const est_block_sched *bs = &ps->blocks[b];
@@ -105,7 +92,7 @@ static void all_json(const est_analysis *a, const char *path)
     if (a->img->build_id_len)
         image_build_id_hex(a->img, hex, sizeof hex);
     printf("{\"image\": ");
-    jstr(path);
+    json_string(stdout, path);
     printf(", \"build_id\": \"%s\", \"period\": {\"cycles\": %.1f}, \"samples\": {\"cycles\": %.0f},\n"
            " \"procedures\": [", hex, a->period, a->samples);
     bool first = true;

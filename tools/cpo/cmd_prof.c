@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "estimator/profset.h"
 #include "estimator/samples.h"
 #include "tools/cpo/commands.h"
@@ -33,26 +34,6 @@ static int digits(uint64_t v)
     return d;
 }
 
-/* JSON strings: quotes, backslashes and control characters escaped; other
- * bytes pass through (paths and symbol names are UTF-8 or ASCII). */
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            printf("\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", stdout);
-        else if (*p == '\t')
-            fputs("\\t", stdout);
-        else if (*p < 0x20)
-            printf("\\u%04x", *p);
-        else
-            putchar(*p);
-    }
-    putchar('"');
-}
-
 static void print_json(const est_set *s, const est_row *rows, size_t n, bool per_image)
 {
     printf("[");
@@ -61,15 +42,15 @@ static void print_json(const est_set *s, const est_row *rows, size_t n, bool per
         printf("%s\n  {", i ? "," : "");
         if (!per_image) {
             printf("\"procedure\": ");
-            json_string(r->name);
+            json_string(stdout, r->name);
             printf(", ");
         }
         printf("\"image\": ");
-        json_string(s->images[r->image].path);
+        json_string(stdout, s->images[r->image].path);
         printf(", \"samples\": {");
         for (size_t e = 0; e < s->nevents; e++) {
             printf("%s", e ? ", " : "");
-            json_string(s->events[e]);
+            json_string(stdout, s->events[e]);
             printf(": %" PRIu64, r->counts[e]);
         }
         printf("}}");
