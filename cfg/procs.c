@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/le.h"
 #include "cfg/internal.h"
 
 typedef struct cand {
@@ -45,7 +46,7 @@ bool cfg_word(const cfg_program *p, uint64_t addr, uint32_t *word)
     if (!s || (addr & 3) || addr + 4 > s->addr + s->size)
         return false;
     const uint8_t *b = s->data + (addr - s->addr);
-    *word = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    *word = le_get32(b);
     return true;
 }
 

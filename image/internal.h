@@ -8,6 +8,7 @@
 #ifndef IMAGE_INTERNAL_H
 #define IMAGE_INTERNAL_H
 
+#include "common/le.h"
 #include "image/image.h"
 
 /* One candidate label for image_symbolize (objdump's sorted_syms). */
@@ -57,10 +58,6 @@ static inline bool img_sym_in_section(const image *img, const image_symbol *s)
     return s->shndx != 0 && s->shndx < 0xff00 && s->shndx < img->nsections;
 }
 
-static inline uint32_t img_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
+#define img_le32 le_get32   /* common/le.h */
 
 #endif

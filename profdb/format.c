@@ -17,16 +17,17 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "common/le.h"
 #include "profdb/internal.h"
 
 static const uint8_t MAGIC[8] = { 'C', 'P', 'O', 'P', 'R', 'O', 'F', '\n' };
 
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t get32(const uint8_t *p) { return (uint32_t)get16(p) | (uint32_t)get16(p + 2) << 16; }
-static uint64_t get64(const uint8_t *p) { return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32; }
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
-static void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)v); put32(p + 4, (uint32_t)(v >> 32)); }
+#define get16 le_get16   /* common/le.h */
+#define get32 le_get32
+#define get64 le_get64
+#define put16 le_put16
+#define put32 le_put32
+#define put64 le_put64
 
 static uint32_t crc(const void *p, size_t n) { return (uint32_t)crc32_z(0, p, n); }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/le.h"
 #include "profdb/internal.h"
 
 bool profdb_read_file(const char *path, profdb_profile *out, profdb_error *err)
@@ -39,8 +40,7 @@ bool profdb_read_header(const char *path, profdb_info *out, profdb_error *err)
     /* Headers are a few hundred bytes; read more only when one says so. */
     if (!pd_slurp_head(path, 4096, &data, &got, &fsize, err))
         return false;
-    uint32_t hlen = got >= 16 ? (uint32_t)(data[12] | data[13] << 8 | data[14] << 16 |
-                                           (uint32_t)data[15] << 24) : 0;
+    uint32_t hlen = got >= 16 ? le_get32(data + 12) : 0;
     if (hlen > got && hlen <= PROFDB_HDR_MAX && fsize >= hlen) {
         free(data);
         if (!pd_slurp_head(path, hlen, &data, &got, &fsize, err))

@@ -9,6 +9,7 @@
 #ifndef REWRITER_INTERNAL_H
 #define REWRITER_INTERNAL_H
 
+#include "common/le.h"
 #include "alpha/insn.h"
 #include "rewriter/addrmap.h"
 #include "rewriter/rewrite.h"
@@ -129,22 +130,10 @@ void rw_eh_free(rw_ctx *cx);
 bool rw_elf_plan(rw_ctx *cx);       /* choose the new segment's place */
 bool rw_elf_write(rw_ctx *cx, const char *path);
 
-static inline uint32_t rw_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static inline uint64_t rw_le64(const uint8_t *p)
-{
-    return rw_le32(p) | (uint64_t)rw_le32(p + 4) << 32;
-}
-static inline void rw_put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
-}
-static inline void rw_put64(uint8_t *p, uint64_t v)
-{
-    rw_put32(p, (uint32_t)v);
-    rw_put32(p + 4, (uint32_t)(v >> 32));
-}
+/* Little-endian fields of the image (common/le.h). */
+#define rw_le32 le_get32
+#define rw_le64 le_get64
+#define rw_put32 le_put32
+#define rw_put64 le_put64
 
 #endif

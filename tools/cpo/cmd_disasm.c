@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/le.h"
 #include "alpha/insn.h"
 #include "image/image.h"
 #include "tools/cpo/commands.h"
@@ -34,7 +35,7 @@ static void disasm_range(const image *img, const uint8_t *bytes, uint64_t start,
     char text[320];
     for (uint64_t pc = start; pc + 4 <= end; pc += 4) {
         const uint8_t *p = bytes + (pc - start);
-        uint32_t w = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+        uint32_t w = le_get32(p);
         const image_symbol *f = image_function_at(img, pc);
         if (f && f->value == pc)
             printf("\n%016llx <%s>:\n", (unsigned long long)pc, f->name);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/le.h"
 #include "alpha/insn.h"
 #include "estimator/profset.h"
 #include "estimator/samples.h"
@@ -179,7 +180,7 @@ static int list_one(const est_set *s, const est_image *im, const image_symbol *s
             }
         }
         const uint8_t *p = bytes + (pc - start);
-        uint32_t word = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+        uint32_t word = le_get32(p);
         alpha_insn in;
         alpha_decode(word, &in);
         char text[320];
