@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hex.h"
 #include "estimator/common.h"
 #include "estimator/diff.h"
 
@@ -38,13 +39,6 @@ typedef struct {
     uint64_t count;
 } obs;
 
-static const char *hex(const uint8_t *b, size_t n, char *buf)
-{
-    for (size_t i = 0; i < n; i++)
-        sprintf(buf + 2 * i, "%02x", b[i]);
-    buf[2 * n] = '\0';
-    return buf;
-}
 
 static const char *base_name(const char *p)
 {
@@ -329,7 +323,7 @@ bool est_diff_compute(const est_set *a, const est_set *b, const est_diff_options
                 opt->origin(opt->origin_ctx, x->im->img, &x->origin)) {
                 if (x->origin.build_id_len) {
                     x->has_origin = true;
-                    hex(x->origin.build_id, x->origin.build_id_len, x->ident);
+                    hex_bytes(x->origin.build_id, x->origin.build_id_len, x->ident, sizeof x->ident);
                 } else if (x->origin.free) {
                     /* A map without the original's build-id cannot pair it. */
                     x->origin.free(x->origin.map);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/hex.h"
 #include "common/hash.h"
 #include "common/outfile.h"
 #include "estimator/pprof.h"
@@ -256,9 +257,8 @@ static void encode_image(builder *b, pb_buf *out, const est_set *s, size_t ii, u
 
     uint64_t lo, hi, file_off;
     extent(im, &lo, &hi, &file_off);
-    char idbuf[2 * PROFDB_MAX_BUILD_ID + 1] = "";
-    for (size_t i = 0; i < im->build_id_len; i++)
-        sprintf(idbuf + 2 * i, "%02x", im->build_id[i]);
+    char idbuf[2 * PROFDB_MAX_BUILD_ID + 1];
+    hex_bytes(im->build_id, im->build_id_len, idbuf, sizeof idbuf);
     pb_buf *t = &b->tmp;
     pb_reset(t);
     pb_uint(t, M_ID, ii + 1);

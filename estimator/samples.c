@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hex.h"
 #include "estimator/common.h"
 #include "estimator/samples.h"
 
@@ -138,13 +139,6 @@ static bool same_build_id(const est_image *im, const image *img)
            !memcmp(im->build_id, img->build_id, im->build_id_len);
 }
 
-static const char *hex(const uint8_t *b, size_t n, char *buf)
-{
-    for (size_t i = 0; i < n; i++)
-        sprintf(buf + 2 * i, "%02x", b[i]);
-    buf[2 * n] = '\0';
-    return buf;
-}
 
 /* Find the image's file: files given by the user first (by build-id), then
  * every path its profiles recorded, then every path the whole database has
@@ -192,11 +186,11 @@ static void locate(est_image *im, char *const *paths, size_t npaths, profdb *db,
             }
             if (im->build_id_len && !same_build_id(im, img)) {
                 if (!mismatch[0]) {
-                    char a[2 * 64 + 1], b[2 * 64 + 1];
+                    char a[2 * PROFDB_MAX_BUILD_ID + 1], b[2 * PROFDB_MAX_BUILD_ID + 1];
                     snprintf(mismatch, sizeof mismatch, "%s has build-id %s, its profiles %s",
-                             v[i], img->build_id_len ? hex(img->build_id, img->build_id_len, a)
+                             v[i], img->build_id_len ? hex_bytes(img->build_id, img->build_id_len, a, sizeof a)
                                                      : "(none)",
-                             hex(im->build_id, im->build_id_len, b));
+                             hex_bytes(im->build_id, im->build_id_len, b, sizeof b));
                 }
                 image_close(img);
                 continue;

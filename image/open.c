@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/hex.h"
 #include "image/internal.h"
 
 bool img_fail(image_error *err, image_err code, const char *name, const char *fmt, ...)
@@ -607,12 +608,7 @@ void image_close(image *img)
 
 const char *image_build_id_hex(const image *img, char *buf, size_t size)
 {
-    if (!size)
-        return buf;
-    buf[0] = '\0';
-    for (size_t i = 0; i < img->build_id_len && 2 * i + 2 < size; i++)
-        snprintf(buf + 2 * i, 3, "%02x", img->build_id[i]);
-    return buf;
+    return hex_bytes(img->build_id, img->build_id_len, buf, size);
 }
 
 const image_section *image_section_by_name(const image *img, const char *name)
