@@ -96,6 +96,10 @@ fuzz_rooms_fuzz_profile := profdb
 fuzz_rooms_fuzz_exact := profdb
 fuzz_rooms_fuzz_plan := alpha image cfg optimizer
 fuzz_rooms_fuzz_cpod := alpha image profdb collector
+fuzz_rooms_fuzz_ehframe := alpha image cfg optimizer rewriter
+fuzz_rooms_fuzz_lsda := alpha image cfg optimizer rewriter
+fuzz_rooms_fuzz_addrmap := alpha image cfg optimizer rewriter
+fuzz_rooms_fuzz_cfg := alpha image cfg
 fuzz_rooms = $(or $(fuzz_rooms_$(1)),$(fuzz_rooms_default)) common
 define fuzz_rules
 $(BUILD)/fuzz/$(1): tests/fuzz/$(1).c $(foreach r,$(call fuzz_rooms,$(1)),$(call room_srcs,$(r)) $(wildcard $(r)/*.h))

@@ -319,7 +319,7 @@ cfg_program *cfg_build(const image *img, char *err, size_t errlen)
         size_t e = k;
         while (e < rs.n && rs.r[e].target < f->end)
             e++;
-        if (!build_proc(p, f, rs.r + k, e - k))
+        if (!build_proc(p, f, rs.r ? rs.r + k : NULL, e - k))
             goto oom;
         k = e;
     }

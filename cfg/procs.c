@@ -62,9 +62,10 @@ uint64_t cfg_past_padding(const cfg_program *p, uint64_t addr)
 bool cfg_is_code_section(const image_section *s)
 {
     /* The PLT is the linker's, rewritten by the dynamic loader's rules, and
-     * carries no relocations: it is never a procedure. */
+     * carries no relocations: it is never a procedure.  Alpha code is
+     * word-aligned: a section that is not holds no instructions we read. */
     return s->type == SHT_PROGBITS && (s->flags & SHF_ALLOC) && s->addr + s->size > s->addr &&
-           (s->flags & SHF_EXECINSTR) && s->data && s->size >= 4 &&
+           (s->flags & SHF_EXECINSTR) && s->data && s->size >= 4 && !(s->addr & 3) &&
            strcmp(s->name, ".plt") != 0;
 }
 
@@ -214,7 +215,8 @@ bool cfg_find_procs(cfg_program *p, cfg_refvec *rs)
     c = NULL;
     /* Overlaps (a sized function running past the next symbol that is not
      * inside it cannot happen above; clip anyway for hostile input). */
-    qsort(pb.p, pb.n, sizeof *pb.p, proc_cmp);
+    if (pb.n)
+        qsort(pb.p, pb.n, sizeof *pb.p, proc_cmp);
     for (size_t i = 0; i + 1 < pb.n; i++)
         if (pb.p[i].end > pb.p[i + 1].start)
             pb.p[i].end = pb.p[i + 1].start;
@@ -238,7 +240,8 @@ bool cfg_find_procs(cfg_program *p, cfg_refvec *rs)
                 at = pb.p[k].end;
         }
     }
-    qsort(pb.p, pb.n, sizeof *pb.p, proc_cmp);
+    if (pb.n)
+        qsort(pb.p, pb.n, sizeof *pb.p, proc_cmp);
     p->procs = pb.p;
     p->nprocs = pb.n;
     return true;

@@ -84,6 +84,7 @@ bool cfg_collect_refs(cfg_program *p, cfg_refvec *rs)
                 return false;
         }
     }
-    qsort(rs->r, rs->n, sizeof *rs->r, ref_cmp);
+    if (rs->n)
+        qsort(rs->r, rs->n, sizeof *rs->r, ref_cmp);
     return true;
 }

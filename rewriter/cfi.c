@@ -62,13 +62,19 @@ static bool push(cfi_rows *out, const cfi_row *row)
 }
 
 #define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); goto fail; } while (0)
+/* v * align into *out, false when it does not fit (hostile input). */
+static bool scaled(int64_t v, int64_t align, int64_t *out)
+{
+    return !__builtin_mul_overflow(v, align, out);
+}
+#define SCALED(v, align, out) do { if (!scaled((v), (align), (out))) FAIL("offset out of range"); } while (0)
 #define STACK 16
 
 bool cfi_run(const uint8_t *prog, size_t len, const cfi_cie_info *ci, const cfi_row *init,
              uint64_t loc, uint64_t pc_addr_of_prog, cfi_row *cur, cfi_rows *out,
              char *err, size_t errlen)
 {
-    const uint8_t *p = prog, *end = prog + len;
+    const uint8_t *p = prog, *end = len ? prog + len : prog;
     cfi_row *stack = malloc(STACK * sizeof *stack);
     size_t sp = 0;
     if (!stack) {
@@ -92,7 +98,9 @@ bool cfi_run(const uint8_t *prog, size_t len, const cfi_cie_info *ci, const cfi_
                 FAIL("truncated DW_CFA_offset");
             if (reg >= CFI_NREGS)
                 FAIL("register %llu out of range", (unsigned long long)reg);
-            cur->r[reg] = (cfi_rule){ CFI_OFFSET, (int64_t)u * ci->data_align };
+            int64_t off;
+            SCALED((int64_t)u, ci->data_align, &off);
+            cur->r[reg] = (cfi_rule){ CFI_OFFSET, off };
             continue;
         case 3:
             reg = op & 0x3f;
@@ -139,8 +147,9 @@ bool cfi_run(const uint8_t *prog, size_t len, const cfi_cie_info *ci, const cfi_
                     FAIL("truncated register rule");
                 if (reg >= CFI_NREGS)
                     FAIL("register %llu out of range", (unsigned long long)reg);
-                cur->r[reg] = (cfi_rule){ op == 0x05 ? CFI_OFFSET : CFI_VALOFF,
-                                          (int64_t)u * ci->data_align };
+                int64_t off5;
+                SCALED((int64_t)u, ci->data_align, &off5);
+                cur->r[reg] = (cfi_rule){ op == 0x05 ? CFI_OFFSET : CFI_VALOFF, off5 };
                 continue;
             case 0x11: case 0x15: case 0x2f: /* *_sf, GNU_negative_offset_extended */
                 if (!cfi_read_uleb(&p, end, &reg))
@@ -148,13 +157,17 @@ bool cfi_run(const uint8_t *prog, size_t len, const cfi_cie_info *ci, const cfi_
                 if (op == 0x2f) {
                     if (!cfi_read_uleb(&p, end, &u))
                         FAIL("truncated register rule");
+                    if (u > INT64_MAX)
+                        FAIL("offset out of range");
                     s = -(int64_t)u;
                 } else if (!cfi_read_sleb(&p, end, &s)) {
                     FAIL("truncated register rule");
                 }
                 if (reg >= CFI_NREGS)
                     FAIL("register %llu out of range", (unsigned long long)reg);
-                cur->r[reg] = (cfi_rule){ op == 0x15 ? CFI_VALOFF : CFI_OFFSET, s * ci->data_align };
+                int64_t off11;
+                SCALED(s, ci->data_align, &off11);
+                cur->r[reg] = (cfi_rule){ op == 0x15 ? CFI_VALOFF : CFI_OFFSET, off11 };
                 continue;
             case 0x06: case 0x07: case 0x08: /* restore_extended, undefined, same_value */
                 if (!cfi_read_uleb(&p, end, &reg))
@@ -194,7 +207,7 @@ bool cfi_run(const uint8_t *prog, size_t len, const cfi_cie_info *ci, const cfi_
                 if (!cfi_read_uleb(&p, end, &reg) || !cfi_read_sleb(&p, end, &s))
                     FAIL("truncated DW_CFA_def_cfa_sf");
                 cur->cfa_reg = (uint32_t)reg;
-                cur->cfa_off = s * ci->data_align;
+                SCALED(s, ci->data_align, &cur->cfa_off);
                 continue;
             case 0x0d:                   /* def_cfa_register */
                 if (!cfi_read_uleb(&p, end, &reg))
@@ -209,7 +222,7 @@ bool cfi_run(const uint8_t *prog, size_t len, const cfi_cie_info *ci, const cfi_
             case 0x13:                   /* def_cfa_offset_sf */
                 if (!cfi_read_sleb(&p, end, &s))
                     FAIL("truncated DW_CFA_def_cfa_offset_sf");
-                cur->cfa_off = s * ci->data_align;
+                SCALED(s, ci->data_align, &cur->cfa_off);
                 continue;
             case 0x2e:                   /* GNU_args_size */
                 if (!cfi_read_uleb(&p, end, &u))
@@ -221,6 +234,8 @@ bool cfi_run(const uint8_t *prog, size_t len, const cfi_cie_info *ci, const cfi_
             }
         }
         /* An advance: the row so far holds from cur->loc. */
+        if (delta > UINT64_MAX - cur->loc)
+            FAIL("advance past the end of the address space");
         if (out && !push(out, cur))
             FAIL("out of memory");
         cur->loc += delta;

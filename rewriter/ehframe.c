@@ -152,7 +152,7 @@ static bool parse_cie(struct rw_eh *e, size_t off, size_t size, eh_cie *c, char 
     }
     if (augend)
         p = augend;
-    if (!enc_size(c->ci.fde_enc))
+    if (!enc_size(c->ci.fde_enc) || p > end)
         goto bad;
     c->init_off = (size_t)(p - e->d);
     c->init_len = (size_t)(end - p);
@@ -218,6 +218,8 @@ bool rw_eh_parse(struct rw_eh *e, char *err, size_t errlen)
                 return efail(err, errlen, "FDE at 0x%zx: pointer encoding 0x%x not handled",
                                off, c->ci.fde_enc);
             q += 2 * n;
+            if (q > off + size)
+                return efail(err, errlen, "FDE at 0x%zx truncated", off);
             const uint8_t *p = e->d + q, *end = e->d + off + size;
             if (c->z) {
                 uint64_t l;

@@ -101,6 +101,11 @@ bool lsda_read(const image *img, uint64_t addr, uint64_t func, lsda *out, char *
         if (!rd_enc(&cs, csenc, &st) || !rd_enc(&cs, csenc, &len) || !rd_enc(&cs, csenc, &lp) ||
             !rd_uleb(&cs, &act))
             FAIL("LSDA at 0x%llx: bad call-site record", (unsigned long long)addr);
+        /* Sites are in address order and do not overlap or wrap: the
+         * personality routine searches them in order. */
+        if (func + st + len < func + st ||
+            (out->nsites && func + st < out->sites[out->nsites - 1].end))
+            FAIL("LSDA at 0x%llx: call sites out of order", (unsigned long long)addr);
         if (out->nsites == cap) {
             cap = cap ? 2 * cap : 16;
             lsda_site *n = realloc(out->sites, cap * sizeof *n);
@@ -111,9 +116,11 @@ bool lsda_read(const image *img, uint64_t addr, uint64_t func, lsda *out, char *
         out->sites[out->nsites++] = (lsda_site){ func + st, func + st + len, lp ? lpstart + lp : 0, act };
         /* Follow the action chain to learn how long the action table is. */
         for (uint64_t off = act, hops = 0; off; hops++) {
+            if (hops > 1000 || off - 1 >= (uint64_t)(r.end - actions))
+                FAIL("LSDA at 0x%llx: bad action record", (unsigned long long)addr);
             rd a = { actions + off - 1, r.end, 0 };
             int64_t filter, next;
-            if (hops > 1000 || off - 1 >= (uint64_t)(r.end - actions) || !rd_sleb(&a, &filter))
+            if (!rd_sleb(&a, &filter))
                 FAIL("LSDA at 0x%llx: bad action record", (unsigned long long)addr);
             const uint8_t *nextp = a.p;
             if (!rd_sleb(&a, &next))
@@ -122,8 +129,8 @@ bool lsda_read(const image *img, uint64_t addr, uint64_t func, lsda *out, char *
                 maxact = (size_t)(a.p - actions);
             if (!next)
                 break;
-            int64_t to = (nextp - actions) + next;
-            if (to < 0)
+            int64_t to;
+            if (__builtin_add_overflow((int64_t)(nextp - actions), next, &to) || to < 0)
                 FAIL("LSDA at 0x%llx: bad action chain", (unsigned long long)addr);
             off = (uint64_t)to + 1;
         }

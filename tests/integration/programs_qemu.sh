@@ -21,13 +21,8 @@ QEMU=${QEMU:-qemu-alpha}
 ALPHA_ROOT=${ALPHA_ROOT:-/usr/alpha-linux-gnu}
 READELF=${READELF:-alpha-linux-gnu-readelf}
 
-# Programs qemu-alpha cannot run, with the reason:
-#   forkexec  re-executes itself (argv[0]); qemu-user hands execve to the
-#             host kernel, which cannot run an Alpha ELF without a binfmt_misc
-#             entry for qemu-alpha ("Exec format error").
-#   procself  re-executes itself through /proc/self/exe, which under
-#             qemu-user is qemu itself.
-QEMU_CANNOT_RUN="forkexec procself"
+# Programs qemu-alpha cannot run, with the reason: tests/programs/qemu-cannot-run.
+QEMU_CANNOT_RUN=$(sed -n 's/^\([a-z0-9_]*\) .*/\1/p' tests/programs/qemu-cannot-run | tr '\n' ' ')
 
 for tool in "$QEMU" "$READELF"; do
   command -v "$tool" >/dev/null || { echo "$tool not installed"; exit 77; }
