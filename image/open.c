@@ -333,15 +333,9 @@ static bool read_dynamic(image *img, Elf *elf, image_error *err)
 static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
 static void elf_init(void) { elf_version(EV_CURRENT); }
 
-/* Takes ownership of buf (malloc'd, size bytes). */
-static image *open_owned(uint8_t *buf, size_t size, const char *name, image_error *err)
+/* An empty image owning buf (malloc'd, size bytes; freed on failure). */
+static image *new_image(uint8_t *buf, size_t size, const char *name, image_error *err)
 {
-    size_t shnum = 0, shstrndx = 0, phnum = 0;
-    if (!check_ident(buf, size, name, err) ||
-        !check_tables(buf, size, name, err, &shnum, &shstrndx, &phnum)) {
-        free(buf);
-        return NULL;
-    }
     image *img = calloc(1, sizeof *img);
     struct image_private *pv = calloc(1, sizeof *pv);
     char *path = strdup(name);
@@ -354,6 +348,21 @@ static image *open_owned(uint8_t *buf, size_t size, const char *name, image_erro
     img->priv = pv;
     img->file = buf;
     img->file_size = size;
+    return img;
+}
+
+/* Takes ownership of buf (malloc'd, size bytes). */
+static image *open_owned(uint8_t *buf, size_t size, const char *name, image_error *err)
+{
+    size_t shnum = 0, shstrndx = 0, phnum = 0;
+    if (!check_ident(buf, size, name, err) ||
+        !check_tables(buf, size, name, err, &shnum, &shstrndx, &phnum)) {
+        free(buf);
+        return NULL;
+    }
+    image *img = new_image(buf, size, name, err);
+    if (!img)
+        return NULL;
 
     pthread_once(&elf_once, elf_init);
     Elf *elf = elf_memory((char *)buf, size);
@@ -432,18 +441,9 @@ static image *open_segments(uint8_t *buf, size_t size, const char *name, image_e
                  eh.e_phnum, eh.e_phentsize, (unsigned long long)eh.e_phoff);
         return NULL;
     }
-    image *img = calloc(1, sizeof *img);
-    struct image_private *pv = calloc(1, sizeof *pv);
-    char *path = strdup(name);
-    if (!img || !pv || !path) {
-        free(img), free(pv), free(path), free(buf);
-        img_fail(err, IMG_ENOMEM, name, "out of memory");
+    image *img = new_image(buf, size, name, err);
+    if (!img)
         return NULL;
-    }
-    img->path = path;
-    img->priv = pv;
-    img->file = buf;
-    img->file_size = size;
     img->type = eh.e_type;
     img->entry = eh.e_entry;
     img->phoff = eh.e_phoff;

@@ -90,27 +90,52 @@ Test(exact, missing_file_is_an_error)
     cr_assert(strstr(err.msg, "/nonexistent/x.exact"), "%s", err.msg);
 }
 
+/* A test program run under axp with --exact: its counts, image and CFG. */
+typedef struct counted {
+    char dir[32], exact[512];
+    profdb_exact *ex;
+    image *img;
+    cfg_program *cfg;
+} counted;
+
+static void count_program(const char *name, counted *c)
+{
+    const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+    char prog[512], cmd[2048], err[256];
+    snprintf(prog, sizeof prog, "%s/programs/%s", build, name);
+    strcpy(c->dir, "/tmp/cpo-freq-XXXXXX");
+    cr_assert(mkdtemp(c->dir));
+    snprintf(c->exact, sizeof c->exact, "%s/x.exact", c->dir);
+    snprintf(cmd, sizeof cmd, "%s/bin/axp run --exact %s -- %s >/dev/null 2>&1 </dev/null", build, c->exact, prog);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    profdb_error perr = { 0 };
+    c->ex = profdb_exact_read(c->exact, &perr);
+    cr_assert(c->ex, "%s", perr.msg);
+    image_error ierr;
+    c->img = image_open(prog, &ierr);
+    cr_assert(c->img);
+    c->cfg = cfg_build(c->img, err, sizeof err);
+    cr_assert(c->cfg, "%s", err);
+}
+
+static void uncount(counted *c)
+{
+    cfg_free(c->cfg);
+    image_close(c->img);
+    profdb_exact_free(c->ex);
+    unlink(c->exact);
+    rmdir(c->dir);
+}
+
 /* Runs a test program under axp with --exact and lays its counts onto its
  * CFG: every block's count must equal what flows in and what flows out. */
 static void check_flow(const char *name)
 {
-    const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-    char prog[512], exact[512], cmd[2048];
-    snprintf(prog, sizeof prog, "%s/programs/%s", build, name);
-    char dir[] = "/tmp/cpo-freq-XXXXXX";
-    cr_assert(mkdtemp(dir));
-    snprintf(exact, sizeof exact, "%s/x.exact", dir);
-    snprintf(cmd, sizeof cmd, "%s/bin/axp run --exact %s -- %s >/dev/null 2>&1 </dev/null", build, exact, prog);
-    cr_assert_eq(system(cmd), 0, "%s", cmd);
-    profdb_error perr = { 0 };
-    profdb_exact *ex = profdb_exact_read(exact, &perr);
-    cr_assert(ex, "%s", perr.msg);
-    image_error ierr;
-    image *img = image_open(prog, &ierr);
-    cr_assert(img);
+    counted cp;
+    count_program(name, &cp);
+    profdb_exact *ex = cp.ex;
+    cfg_program *cfg = cp.cfg;
     char err[256];
-    cfg_program *cfg = cfg_build(img, err, sizeof err);
-    cr_assert(cfg, "%s", err);
     est_freq *f = est_freq_from_exact(cfg, ex, err, sizeof err);
     cr_assert(f, "%s", err);
     size_t checked = 0, hot = 0;
@@ -139,11 +164,7 @@ static void check_flow(const char *name)
     cr_expect_gt(hot, 10, "%s: only %zu blocks ran", name, hot);
     cr_log_info("%s: %zu blocks checked, %zu ran", name, checked, hot);
     est_freq_free(f);
-    cfg_free(cfg);
-    image_close(img);
-    profdb_exact_free(ex);
-    unlink(exact);
-    rmdir(dir);
+    uncount(&cp);
 }
 
 Test(freq, exact_counts_conserve_flow) { check_flow("copyloop-static"); }
@@ -178,23 +199,11 @@ Test(freq, image_not_in_counts)
  * step must keep them. */
 static void check_ideal(const char *name, double noise)
 {
-    const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-    char prog[512], exact[512], cmd[2048];
-    snprintf(prog, sizeof prog, "%s/programs/%s", build, name);
-    char dir[] = "/tmp/cpo-ideal-XXXXXX";
-    cr_assert(mkdtemp(dir));
-    snprintf(exact, sizeof exact, "%s/x.exact", dir);
-    snprintf(cmd, sizeof cmd, "%s/bin/axp run --exact %s -- %s >/dev/null 2>&1 </dev/null", build, exact, prog);
-    cr_assert_eq(system(cmd), 0, "%s", cmd);
-    profdb_error perr = { 0 };
-    profdb_exact *ex = profdb_exact_read(exact, &perr);
-    cr_assert(ex, "%s", perr.msg);
-    image_error ierr;
-    image *img = image_open(prog, &ierr);
-    cr_assert(img);
+    counted cp;
+    count_program(name, &cp);
+    profdb_exact *ex = cp.ex;
+    cfg_program *cfg = cp.cfg;
     char err[256];
-    cfg_program *cfg = cfg_build(img, err, sizeof err);
-    cr_assert(cfg, "%s", err);
     est_freq *truth = est_freq_from_exact(cfg, ex, err, sizeof err);
     cr_assert(truth, "%s", err);
     /* First pass: the schedules (M_i) the estimator uses. */
@@ -263,11 +272,7 @@ static void check_ideal(const char *name, double noise)
     est_freq_free(truth);
     est_sched_free_all(sc);
     est_sched_free_all(sc2);
-    cfg_free(cfg);
-    image_close(img);
-    profdb_exact_free(ex);
-    unlink(exact);
-    rmdir(dir);
+    uncount(&cp);
 }
 
 Test(freq, ideal_samples_give_exact_counts) { check_ideal("indjump-static", 0); }
