@@ -39,7 +39,7 @@ for fz in "$BUILD"/fuzz/*; do
   corpus=$BUILD/fuzz/corpus-$(basename "$fz")
   mkdir -p "$corpus"
   echo "== $name"
-  if "$fz" -max_total_time="${FUZZ_SECONDS:-30}" -rss_limit_mb=2048 "$corpus" tests/fuzz/seeds >"$LOG/$name.log" 2>&1; then
+  if "$fz" -max_total_time="${FUZZ_SECONDS:-20}" -rss_limit_mb=2048 "$corpus" tests/fuzz/seeds >"$LOG/$name.log" 2>&1; then
     passed=$((passed + 1)); echo "ok   $name ($(grep -c . "$LOG/$name.log") log lines)"
   else
     failed=$((failed + 1)); failures+=("$name"); tail -30 "$LOG/$name.log"
