@@ -125,6 +125,7 @@ typedef struct cpod_proc {
     uint32_t nold;
     uint64_t old_gen;
     cpod_map *old;         /* before the last exec (or pid reuse): samples may lag */
+    cpod_image *exe;       /* the first image mapped since the last exec: the program */
 } cpod_proc;
 
 typedef struct cpod_procs {
@@ -141,6 +142,8 @@ void cpod_procs_free(cpod_procs *p);
  * only when out of memory. */
 bool cpod_procs_notice(cpod_procs *p, const drv_notice *n, uint64_t gen);
 const cpod_map *cpod_procs_lookup(cpod_procs *p, uint32_t pid, uint64_t pc);
+/* The program a process runs (its first image since the last exec), or NULL. */
+cpod_image *cpod_procs_exe(cpod_procs *p, uint32_t pid);
 /* Forget exited processes and pre-exec maps older than flush done_gen. */
 void cpod_procs_reap(cpod_procs *p, uint64_t done_gen);
 /* Every process as notices that rebuild it (for the journal). */

@@ -35,8 +35,18 @@ static void drop_maps(cpod_procs *p, cpod_map *m, uint32_t n)
     free(m);
 }
 
+static void set_exe(cpod_procs *p, cpod_proc *x, cpod_image *img)
+{
+    if (img)
+        cpod_image_ref(img);
+    if (x->exe)
+        cpod_image_unref(p->im, x->exe);
+    x->exe = img;
+}
+
 static void proc_free(cpod_procs *p, cpod_proc *x)
 {
+    set_exe(p, x, NULL);
     drop_maps(p, x->map, x->n);
     drop_maps(p, x->old, x->nold);
     free(x);
@@ -109,6 +119,7 @@ static void retire_map(cpod_procs *p, cpod_proc *x, uint64_t gen)
     x->map = NULL;
     x->n = x->cap = x->last = 0;
     x->dead = false;
+    set_exe(p, x, NULL);
 }
 
 static bool load(cpod_procs *p, cpod_proc *x, const drv_notice *n)
@@ -123,6 +134,8 @@ static bool load(cpod_procs *p, cpod_proc *x, const drv_notice *n)
     cpod_image *img = cpod_image_get(p->im, n->path, n->build_id, n->build_id_len);
     if (!img)
         return false;
+    if (!x->exe)
+        set_exe(p, x, img);
     /* Rebuild the sorted array: pieces of old mappings outside [lo, hi),
      * and the new one in its place.  A mapping cut in two needs a slot
      * more, hence n + 2. */
@@ -207,6 +220,8 @@ bool cpod_procs_notice(cpod_procs *p, const drv_notice *n, uint64_t gen)
         if (x->n || x->dead)
             retire_map(p, x, gen);
         x->dead = false;
+        if (parent && parent != x)
+            set_exe(p, x, parent->exe);
         if (!parent || parent == x || !parent->n)
             return true;
         if (!(x->map = malloc(parent->n * sizeof *x->map)))
@@ -252,6 +267,12 @@ const cpod_map *cpod_procs_lookup(cpod_procs *p, uint32_t pid, uint64_t pc)
         m = search(x->old, x->nold, &ignored, pc);
     }
     return m;
+}
+
+cpod_image *cpod_procs_exe(cpod_procs *p, uint32_t pid)
+{
+    cpod_proc *x = find(p, pid);
+    return x && !x->dead ? x->exe : NULL;
 }
 
 void cpod_procs_reap(cpod_procs *p, uint64_t done_gen)

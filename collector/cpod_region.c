@@ -83,6 +83,22 @@ static void journal(cpod_region *r, const cpod_jrec *jr)
         r->d->journal_bytes += r->j.size - before;
 }
 
+/* A process ended: one count in its program's exits profile, at the offset
+ * saying how.  Only live notices count; a daemon that dies before merging
+ * loses these counts (the journal replays maps, not counts). */
+static void count_exit(cpod_region *r, const drv_notice *n)
+{
+    static const char exits[] = PROFDB_EXITS_EVENT;
+    cpod_image *img = cpod_procs_exe(&r->procs, n->pid);
+    if (!img)
+        return;
+    uint64_t how = (n->status & 0x7f) ? PROFDB_EXIT_SIGNAL
+                   : (n->status >> 8) & 0xff ? PROFDB_EXIT_FAILED : PROFDB_EXIT_OK;
+    cpod_prof *p = cpod_prof_get(&r->d->live, img, exits, 0, false);
+    if (!p || !cpod_prof_add(p, how, 1, 1))
+        cpod_log("%s: out of memory counting the exit of pid %u", r->name, n->pid);
+}
+
 static int on_notice(void *ctx, const drv_notice *n)
 {
     cpod_region *r = ctx;
@@ -91,6 +107,8 @@ static int on_notice(void *ctx, const drv_notice *n)
     cpod_jrec jr = { .type = CPOD_J_NOTICE, .notice = n };
     journal(r, &jr);
     r->lmap = NULL;
+    if (n->type == DRV_NOTICE_EXIT)
+        count_exit(r, n);
     if (!cpod_procs_notice(&r->procs, n, r->flush_gen))
         cpod_log("%s: out of memory applying a notice for pid %u", r->name, n->pid);
     r->notice_next = n->seq + 1;

@@ -300,7 +300,8 @@ static bool pick_events(const est_selection *sel, const profdb_info *infos, size
         return true;
     }
     for (size_t i = 0; i < n; i++)
-        if (!strchr(infos[i].event, '@') && !strv_has(s->events, s->nevents, infos[i].event) &&
+        if (!strchr(infos[i].event, '@') && strcmp(infos[i].event, PROFDB_EXITS_EVENT) &&
+            !strv_has(s->events, s->nevents, infos[i].event) &&
             !strv_push(&s->events, &s->nevents, infos[i].event))
             return false;
     if (s->nevents)

@@ -75,6 +75,8 @@ typedef struct axp_image_event {
                              * collector needs the host's file to read the
                              * image's program headers (LOAD) */
     const char *build_id;   /* lowercase hex, "" if none (LOAD) */
+    int wstatus;            /* how the process ended, as Linux's wait
+                             * status: (code << 8) or the signal (EXIT) */
 } axp_image_event;
 typedef void (*axp_image_hook)(void *ctx, const axp_image_event *e);
 

@@ -173,7 +173,7 @@ static void wake_waiters(machine *m, proc *parent)
 static void proc_zombie(machine *m, proc *p)
 {
     if (m->ihook) {
-        axp_image_event e = { .kind = AXP_PROCESS_EXIT, .pid = p->pid };
+        axp_image_event e = { .kind = AXP_PROCESS_EXIT, .pid = p->pid, .wstatus = p->wstatus };
         if (m->tt)              /* after the process's last samples */
             tthread_drain(m->tt);
         m->ihook(m->ihook_ctx, &e);

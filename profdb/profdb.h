@@ -26,6 +26,12 @@
 #define PROFDB_VERSION      1          /* file format written and read */
 #define PROFDB_UNKNOWN_KEY  "unknown"
 #define PROFDB_UNKNOWN_PATH "[unknown]"  /* the path of the unknown profile */
+
+/* Not a sampled event: cpod counts every process that ends in the profile
+ * of the program it ran, at an offset saying how it ended.  Work counted in
+ * runs, and crashes, come from here (docs/cpod.md). */
+#define PROFDB_EXITS_EVENT "exits"
+enum { PROFDB_EXIT_OK = 0, PROFDB_EXIT_FAILED = 1, PROFDB_EXIT_SIGNAL = 2 };
 #define PROFDB_MAX_BUILD_ID 64
 #define PROFDB_MAX_PATHS    8          /* names kept per profile, newest first */
 #define PROFDB_MAX_PATH     4096       /* bytes in one image path */

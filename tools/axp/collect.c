@@ -174,9 +174,7 @@ static void on_image(void *ctx, const axp_image_event *e)
         drv_notice_load(c->d, (uint32_t)e->pid, e->base, e->size, e->offset,
                         host ? absolute(c, host) : "", bid, nb);
     } else {
-        /* the machine does not say how the process ended; cpod only needs
-         * to know that it did */
-        drv_notice_exit(c->d, (uint32_t)e->pid, 0);
+        drv_notice_exit(c->d, (uint32_t)e->pid, e->wstatus);
     }
 }
 
