@@ -10,6 +10,7 @@
 #ifndef ESTIMATOR_FREQ_H
 #define ESTIMATOR_FREQ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,6 +85,19 @@ struct ev5_params;
 est_freq *est_freq_from_samples(const cfg_program *cfg, const est_sample_col *col, double period,
                                 const struct ev5_params *ev5, est_sched **scheds, char *err,
                                 size_t errlen);
+
+/* Carrying frequencies of a rewritten image back to its original: the
+ * rewriter's address map, as lookups (rewriter/addrmap.h). */
+typedef struct est_addr_map {
+    void *ctx;
+    uint64_t (*to_orig)(void *ctx, uint64_t addr);  /* the original of a new address */
+    uint64_t (*to_new)(void *ctx, uint64_t orig);   /* the new address, 0 if not moved */
+    bool (*added)(void *ctx, uint64_t addr);        /* in a branch the rewriter added? */
+} est_addr_map;
+/* from (of a rewritten image's CFG) on orig's CFG, made flow-consistent
+ * (docs/estimator.md, "Rewritten images").  NULL when memory runs out. */
+est_freq *est_freq_carry(const cfg_program *orig, const est_freq *from, const est_addr_map *m,
+                         char *err, size_t errlen);
 
 /* How far estimates are from the truth (DCPI's Figures 8 and 9): block
  * errors weighted by the block's cycle samples, edge errors by the edge's

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "alpha/insn.h"
+#include "estimator/samples.h"
 #include "rewriter/addrmap.h"
 #include "tools/optimize-image/profile.h"
 
@@ -294,20 +295,140 @@ fail:
     return false;
 }
 
+/* The address map of a rewritten image as the estimator's lookups: new to
+ * original by the map's own search, original to new through a copy of its
+ * moved-code entries sorted by original address. */
+typedef struct fwd_map {
+    const addrmap *m;
+    addrmap_entry *by_orig;
+    size_t n;
+} fwd_map;
+
+static int by_orig(const void *a, const void *b)
+{
+    const addrmap_entry *x = a, *y = b;
+    return x->orig < y->orig ? -1 : x->orig > y->orig;
+}
+
+static uint64_t fwd_to_orig(void *ctx, uint64_t addr)
+{
+    return addrmap_lookup(((fwd_map *)ctx)->m, addr, NULL);
+}
+
+static bool fwd_added(void *ctx, uint64_t addr)
+{
+    int kind;
+    addrmap_lookup(((fwd_map *)ctx)->m, addr, &kind);
+    return kind == AM_BRANCH;
+}
+
+static uint64_t fwd_to_new(void *ctx, uint64_t orig)
+{
+    const fwd_map *f = ctx;
+    size_t lo = 0, hi = f->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->by_orig[mid].orig + f->by_orig[mid].len <= orig)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < f->n && f->by_orig[lo].orig <= orig)
+        return f->by_orig[lo].new_addr + (orig - f->by_orig[lo].orig);
+    return 0;
+}
+
+/* Samples of a rewritten copy (rw, its map m) estimated on its own CFG and
+ * carried back onto cfg; added to out.  *samples gets the copy's samples. */
+static bool add_copy(const cfg_program *cfg, const struct est_selection *sel, const image *rw,
+                     const addrmap *m, est_freq *out, double *samples, char *err, size_t errlen)
+{
+    fwd_map fm = { .m = m, .by_orig = malloc((m->n ? m->n : 1) * sizeof *fm.by_orig) };
+    cfg_program *nc = fm.by_orig ? cfg_build(rw, err, errlen) : NULL;
+    double period;
+    *samples = 0;
+    est_freq *nf = nc ? est_freq_from_selection(sel, nc, NULL, &period, samples, err, errlen) : NULL;
+    est_freq *cf = NULL;
+    if (nf) {
+        for (size_t i = 0; i < m->n; i++)
+            if (m->e[i].kind == AM_CODE)
+                fm.by_orig[fm.n++] = m->e[i];
+        qsort(fm.by_orig, fm.n, sizeof *fm.by_orig, by_orig);
+        est_addr_map am = { &fm, fwd_to_orig, fwd_to_new, fwd_added };
+        if ((cf = est_freq_carry(cfg, nf, &am, err, errlen)))
+            add_freq(out, cf);
+    }
+    if (!fm.by_orig)
+        snprintf(err, errlen, "out of memory");
+    bool ok = cf != NULL;
+    est_freq_free(cf);
+    est_freq_free(nf);
+    cfg_free(nc);
+    free(fm.by_orig);
+    return ok;
+}
+
+/* Every image of the selection rewritten from cfg's (its map names cfg's
+ * build-id), carried back.  *samples gets their samples. */
+static bool add_copies(const cfg_program *cfg, const struct est_selection *sel, est_freq *out,
+                       double *samples, char *err, size_t errlen)
+{
+    const image *img = cfg->img;
+    est_set set;
+    est_error ee;
+    *samples = 0;
+    if (!img->build_id_len)
+        return true;
+    if (!est_load(sel, &set, &ee)) {
+        snprintf(err, errlen, "%s", ee.msg);
+        return false;
+    }
+    bool ok = true;
+    for (size_t i = 0; ok && i < set.nimages; i++) {
+        const est_image *im = &set.images[i];
+        if (im->status != EST_IMAGE_READ || !image_section_by_name(im->img, ADDRMAP_SECTION))
+            continue;
+        addrmap m = { 0 };
+        char e[256];
+        double n = 0;
+        if (addrmap_read(im->img, &m, e, sizeof e) && m.build_id_len == img->build_id_len &&
+            !memcmp(m.build_id, img->build_id, m.build_id_len)) {
+            ok = add_copy(cfg, sel, im->img, &m, out, &n, err, errlen);
+            *samples += n;
+        }
+        addrmap_free(&m);
+    }
+    est_free(&set);
+    return ok;
+}
+
 bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel, uint32_t nsets,
                         oi_profile *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    double period, samples;
-    if (!(out->shared = calloc(nsets ? nsets : 1, sizeof *out->shared))) {
+    double period, samples = 0, copies = 0;
+    out->shared = calloc(nsets ? nsets : 1, sizeof *out->shared);
+    out->freq = est_freq_new(cfg);
+    if (!out->shared || !out->freq) {
         snprintf(err, errlen, "out of memory");
-        return false;
+        goto fail;
     }
-    if (!(out->freq = est_freq_from_selection(sel, cfg, NULL, &period, &samples, err, errlen))) {
-        oi_profile_free(out);
-        return false;
+    char own_err[1024];
+    est_freq *own = est_freq_from_selection(sel, cfg, NULL, &period, &samples, own_err, sizeof own_err);
+    if (own) {
+        add_freq(out->freq, own);
+        est_freq_free(own);
+    }
+    if (!add_copies(cfg, sel, out->freq, &copies, err, errlen))
+        goto fail;
+    if (!own && !copies) {
+        snprintf(err, errlen, "%s", own_err);
+        goto fail;
     }
     return true;
+fail:
+    oi_profile_free(out);
+    return false;
 }
 
 void oi_profile_free(oi_profile *p)
