@@ -24,6 +24,8 @@ int cmd_export(int argc, char **argv);   /* cmd_export.c: estimator/ pprof expor
 int cmd_flush(int argc, char **argv);    /* cmd_daemon.c: steer cpod */
 int cmd_epoch(int argc, char **argv);    /* cmd_daemon.c */
 int cmd_quit(int argc, char **argv);     /* cmd_daemon.c */
+int cmd_serve(int argc, char **argv);    /* cmd_serve.c: service/ */
+int cmd_status(int argc, char **argv);   /* cmd_serve.c */
 
 /* selection.c: shared by prof, list and export.  Finish the selection
  * options (rc: the status so far); returns the exit status, releasing sel

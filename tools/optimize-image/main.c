@@ -1,13 +1,14 @@
 /*
  * optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]
  *                [--write-plan FILE] -o OUT
- * optimize-image IMAGE --db DIR [--epoch E|--all-epochs] [--report FILE] ... -o OUT
+ * optimize-image IMAGE --db DIR [--epoch E|--all-epochs] [--image FILE]... [--report FILE] ... -o OUT
  * optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]
  *                [--write-plan FILE] [-v] -o OUT
  *
  * With --db, the optimizer (docs/optimizer.md) makes a layout plan from the
  * estimator's block and edge frequencies of IMAGE from the database's cycle
- * samples (docs/estimator.md); with --exact, from axp's exact counts; --report writes what it did per procedure and
+ * samples (docs/estimator.md), its rewritten copies' carried back (--image
+ * names their files when they are no longer where they were profiled); with --exact, from axp's exact counts; --report writes what it did per procedure and
  * the cycles its cost model predicts.  With --plan, applies a given layout
  * plan (docs/layout-plan.md).  Either way IMAGE, an Alpha executable linked
  * with --emit-relocs, is rewritten to OUT.  `identity`
@@ -31,7 +32,8 @@
 #include "tools/optimize-image/profile.h"
 
 static const char usage_text[] =
-    "usage: optimize-image IMAGE --db DIR [--epoch E|--all-epochs] [--report FILE] [--split-warm]\n"
+    "usage: optimize-image IMAGE --db DIR [--epoch E|--all-epochs] [--image FILE]... [--report FILE]\n"
+    "                      [--split-warm]\n"
     "                      [--no-colour] [--write-plan FILE] -o OUT\n"
     "       optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]\n"
     "                      [--write-plan FILE] -o OUT\n"
@@ -100,6 +102,7 @@ int main(int argc, char **argv)
         { "db", required_argument, 0, 'D' },
         { "epoch", required_argument, 0, 'E' },
         { "all-epochs", no_argument, 0, 'A' },
+        { "image", required_argument, 0, 'I' },
         { "report", required_argument, 0, 'r' },
         { "split-warm", no_argument, 0, 'W' },
         { "no-colour", no_argument, 0, 'C' },
@@ -112,8 +115,8 @@ int main(int argc, char **argv)
         { 0, 0, 0, 0 },
     };
     const char *planarg = NULL, *out = NULL, *wplan = NULL, *report = NULL;
-    const char *exact[64];
-    size_t nexact = 0;
+    const char *exact[64], *images[256];
+    size_t nexact = 0, nimages = 0;
     opt_options oo = { 0 };
     est_selection sel = { 0 };
     uint64_t seed = 1;
@@ -134,6 +137,13 @@ int main(int argc, char **argv)
         case 'D': sel.db = optarg; break;
         case 'E': sel.epoch = optarg; break;
         case 'A': sel.all_epochs = true; break;
+        case 'I':
+            if (nimages == sizeof images / sizeof images[0]) {
+                fprintf(stderr, "optimize-image: at most %zu --image files\n", nimages);
+                return 2;
+            }
+            images[nimages++] = optarg;
+            break;
         case 'W': oo.split_warm = true; break;
         case 'C': oo.no_colour = true; break;
         case 's': {
@@ -162,10 +172,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "optimize-image: --report goes with --db or --exact\n");
         return 2;
     }
-    if ((sel.epoch || sel.all_epochs) && !sel.db) {
-        fprintf(stderr, "optimize-image: --epoch and --all-epochs go with --db\n");
+    if ((sel.epoch || sel.all_epochs || nimages) && !sel.db) {
+        fprintf(stderr, "optimize-image: --epoch, --all-epochs and --image go with --db\n");
         return 2;
     }
+    sel.image_files = images;
+    sel.nimage_files = nimages;
     est_error serr;
     if (sel.db && !est_selection_finish(&sel, &serr)) {
         fprintf(stderr, "optimize-image: %s\n", serr.msg);
