@@ -95,9 +95,11 @@ typedef struct est_addr_map {
     bool (*added)(void *ctx, uint64_t addr);        /* in a branch the rewriter added? */
 } est_addr_map;
 /* from (of a rewritten image's CFG) on orig's CFG, made flow-consistent
- * (docs/estimator.md, "Rewritten images").  NULL when memory runs out. */
-est_freq *est_freq_carry(const cfg_program *orig, const est_freq *from, const est_addr_map *m,
-                         char *err, size_t errlen);
+ * (docs/estimator.md, "Rewritten images"); procedures the rewritten CFG
+ * could not follow take fallback's (may be NULL) as they are.  NULL when
+ * memory runs out. */
+est_freq *est_freq_carry(const cfg_program *orig, const est_freq *from, const est_freq *fallback,
+                         const est_addr_map *m, char *err, size_t errlen);
 
 /* How far estimates are from the truth (DCPI's Figures 8 and 9): block
  * errors weighted by the block's cycle samples, edge errors by the edge's

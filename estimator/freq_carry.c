@@ -11,7 +11,10 @@
  * instruction for the block that holds its target's first one, looking
  * through a branch the rewriter added to replace a fall-through.  What
  * found no counterpart is left to the flow step, which then makes every
- * procedure consistent with the counts that were carried.
+ * procedure consistent with the counts that were carried.  A procedure the
+ * rewritten CFG could not follow (an indirect jump whose table it did not
+ * find) takes the fallback's estimate instead: the same samples mapped to
+ * the original addresses and estimated on the original CFG.
  *
  * The address map itself belongs to the rewriter, above this room: the
  * caller passes it as two lookups.
@@ -138,8 +141,19 @@ static void carry_proc(const carry *c, const cfg_proc *f, est_proc_freq *q)
     }
 }
 
-est_freq *est_freq_carry(const cfg_program *orig, const est_freq *from, const est_addr_map *m,
-                         char *err, size_t errlen)
+static void copy_proc(const cfg_proc *f, const est_proc_freq *from, est_proc_freq *to)
+{
+    memcpy(to->block, from->block, f->nblocks * sizeof *to->block);
+    memcpy(to->block_conf, from->block_conf, f->nblocks);
+    memcpy(to->block_from, from->block_from, f->nblocks);
+    memcpy(to->edge, from->edge, f->nedges * sizeof *to->edge);
+    memcpy(to->edge_conf, from->edge_conf, f->nedges);
+    memcpy(to->edge_from, from->edge_from, f->nedges);
+    to->samples = from->samples;
+}
+
+est_freq *est_freq_carry(const cfg_program *orig, const est_freq *from, const est_freq *fallback,
+                         const est_addr_map *m, char *err, size_t errlen)
 {
     carry c = { .from = from, .m = m };
     const cfg_program *np = from->cfg;
@@ -161,6 +175,12 @@ est_freq *est_freq_carry(const cfg_program *orig, const est_freq *from, const es
         const cfg_proc *f = &orig->procs[p];
         if (f->flags & CFG_PF_MISSING)
             continue;
+        const nblock *entry = f->nblocks ? holding(&c, new_of(&c, f->blocks[0].start)) : NULL;
+        if (!entry || np->procs[entry->proc].flags & CFG_PF_MISSING) {
+            if (fallback)
+                copy_proc(f, &fallback->procs[p], &out->procs[p]);
+            continue;
+        }
         carry_proc(&c, f, &out->procs[p]);
         if (!est_flow_solve(f, &out->procs[p])) {
             snprintf(err, errlen, "out of memory carrying frequencies back");

@@ -22,7 +22,8 @@ cfg: image alpha common
 estimator: cfg profdb image alpha common
 optimizer: estimator cfg profdb image alpha common
 rewriter: optimizer estimator cfg profdb image alpha common
-service: rewriter optimizer estimator cfg collector profdb machine image alpha common
+report: estimator cfg profdb image alpha common
+service: report rewriter optimizer estimator cfg collector profdb machine image alpha common
 '
 git ls-files '*.c' '*.h' | xargs grep -Hn '#[[:space:]]*include[[:space:]]*"' |
 awk -v map="$MAP" '

@@ -33,6 +33,7 @@ static const struct {
     { "flush",  cmd_flush,  "flush --db DIR               drain every machine and merge into the database" },
     { "epoch",  cmd_epoch,  "epoch --db DIR               flush into the current epoch, then start a new one" },
     { "quit",   cmd_quit,   "quit --db DIR                flush, then stop the daemon" },
+    { "report", cmd_report, "report BEFORE AFTER -o DIR [--db DIR] [--epoch E] [--limit N]  before/after report, text and HTML" },
     { "serve",  cmd_serve,  "serve --config FILE [--once] [--for SECONDS]  the continuous-optimization service" },
     { "status", cmd_status, "status --config FILE         what cpo serve is doing and has done" },
 };

@@ -338,30 +338,77 @@ static uint64_t fwd_to_new(void *ctx, uint64_t orig)
     return 0;
 }
 
-/* Samples of a rewritten copy (rw, its map m) estimated on its own CFG and
+typedef struct mapped {
+    uint64_t addr;
+    double samples;
+} mapped;
+
+static int by_addr(const void *a, const void *b)
+{
+    const mapped *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The copy's cycle samples moved to the original's addresses and estimated
+ * on the original CFG: what procedures the copy's own CFG cannot follow
+ * fall back on. */
+static est_freq *fallback_of(const cfg_program *cfg, const est_image *im, fwd_map *fm, char *err,
+                             size_t errlen)
+{
+    mapped *v = malloc((im->n ? im->n : 1) * sizeof *v);
+    uint64_t *addr = malloc((im->n ? im->n : 1) * sizeof *addr);
+    double *col = malloc((im->n ? im->n : 1) * sizeof *col);
+    est_freq *f = NULL;
+    size_t n = 0;
+    if (v && addr && col) {
+        for (size_t i = 0; i < im->n; i++)
+            v[i] = (mapped){ fwd_to_orig(fm, im->offsets[i]), (double)im->counts[i * im->nevents] };
+        qsort(v, im->n, sizeof *v, by_addr);
+        for (size_t i = 0; i < im->n; i++) {
+            if (n && addr[n - 1] == v[i].addr) {
+                col[n - 1] += v[i].samples;
+                continue;
+            }
+            addr[n] = v[i].addr;
+            col[n++] = v[i].samples;
+        }
+        est_sample_col c = { addr, col, n };
+        f = est_freq_from_samples(cfg, &c, est_mean_period(im->period_sums[0], im->totals[0]), NULL,
+                                  NULL, err, errlen);
+    } else {
+        snprintf(err, errlen, "out of memory");
+    }
+    free(v);
+    free(addr);
+    free(col);
+    return f;
+}
+
+/* Samples of a rewritten copy (im, its map m) estimated on its own CFG and
  * carried back onto cfg; added to out.  *samples gets the copy's samples. */
-static bool add_copy(const cfg_program *cfg, const struct est_selection *sel, const image *rw,
+static bool add_copy(const cfg_program *cfg, const struct est_selection *sel, const est_image *im,
                      const addrmap *m, est_freq *out, double *samples, char *err, size_t errlen)
 {
     fwd_map fm = { .m = m, .by_orig = malloc((m->n ? m->n : 1) * sizeof *fm.by_orig) };
-    cfg_program *nc = fm.by_orig ? cfg_build(rw, err, errlen) : NULL;
+    cfg_program *nc = fm.by_orig ? cfg_build(im->img, err, errlen) : NULL;
     double period;
     *samples = 0;
     est_freq *nf = nc ? est_freq_from_selection(sel, nc, NULL, &period, samples, err, errlen) : NULL;
-    est_freq *cf = NULL;
-    if (nf) {
+    est_freq *cf = NULL, *fb = nf ? fallback_of(cfg, im, &fm, err, errlen) : NULL;
+    if (fb) {
         for (size_t i = 0; i < m->n; i++)
             if (m->e[i].kind == AM_CODE)
                 fm.by_orig[fm.n++] = m->e[i];
         qsort(fm.by_orig, fm.n, sizeof *fm.by_orig, by_orig);
         est_addr_map am = { &fm, fwd_to_orig, fwd_to_new, fwd_added };
-        if ((cf = est_freq_carry(cfg, nf, &am, err, errlen)))
+        if ((cf = est_freq_carry(cfg, nf, fb, &am, err, errlen)))
             add_freq(out, cf);
     }
     if (!fm.by_orig)
         snprintf(err, errlen, "out of memory");
     bool ok = cf != NULL;
     est_freq_free(cf);
+    est_freq_free(fb);
     est_freq_free(nf);
     cfg_free(nc);
     free(fm.by_orig);
@@ -393,7 +440,7 @@ static bool add_copies(const cfg_program *cfg, const struct est_selection *sel, 
         double n = 0;
         if (addrmap_read(im->img, &m, e, sizeof e) && m.build_id_len == img->build_id_len &&
             !memcmp(m.build_id, img->build_id, m.build_id_len)) {
-            ok = add_copy(cfg, sel, im->img, &m, out, &n, err, errlen);
+            ok = add_copy(cfg, sel, im, &m, out, &n, err, errlen);
             *samples += n;
         }
         addrmap_free(&m);
