@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/outfile.h"
+#include "report/report.h"
 #include "service/internal.h"
 
 static volatile sig_atomic_t stop_requested, reload_requested;
@@ -197,6 +199,49 @@ static bool measure_span(svc_prog *g, profdb *db, const char *exe, const char *a
     return ok;
 }
 
+static bool report_file(const rpt *r, const char *dir, const char *name, bool html)
+{
+    char *path = svc_join(dir, name), err[512];
+    outfile o;
+    FILE *f = NULL;
+    bool ok = path && outfile_open(&o, path, 0644, err, sizeof err);
+    if (ok && !(f = outfile_stream(&o))) {
+        outfile_abort(&o);
+        ok = false;
+    }
+    if (f) {
+        if (html)
+            rpt_html(r, f, 30);
+        else
+            rpt_text(r, f, 30);
+        ok = outfile_commit(&o, err, sizeof err);
+    }
+    free(path);
+    return ok;
+}
+
+/* The before-and-after report of a judged version, in versions/N/judged
+ * (docs/reports.md). */
+static void judged_report(svc_prog *g, profdb *db, unsigned old_v, unsigned new_v)
+{
+    char *old_exe = svc_version_exe(g, old_v), *new_exe = svc_version_exe(g, new_v);
+    char *dir = svc_format("%s/versions/%u/judged", g->dir, new_v), err[1024];
+    rpt r;
+    bool ok = old_exe && new_exe && dir && (mkdir(dir, 0755) == 0 || errno == EEXIST) &&
+              rpt_build(profdb_dir(db), NULL, old_exe, new_exe, &r, err, sizeof err);
+    if (ok) {
+        ok = report_file(&r, dir, "report.txt", false) && report_file(&r, dir, "index.html", true);
+        rpt_free(&r);
+        if (ok)
+            svc_log("%s: report of version %u against %u in %s", g->p->name, new_v, old_v, dir);
+    }
+    if (!ok)
+        svc_log("%s: no report of version %u: %s", g->p->name, new_v, dir ? err : "out of memory");
+    free(old_exe);
+    free(new_exe);
+    free(dir);
+}
+
 /* Crashes and failures judge a version at once, from every epoch. */
 static bool judge_exits(svc_prog *g, profdb *db, const char *now_exe, const char *old_exe)
 {
@@ -246,6 +291,7 @@ static void judge(svc_prog *g, profdb *db)
     double change = cb > 0 ? ca / cb - 1 : 0;
     snprintf(why, sizeof why, "cycles per unit of work %.0f -> %.0f (%+.1f%%) over %d epoch%s",
              cb, ca, 100 * change, na, na == 1 ? "" : "s");
+    judged_report(g, db, g->st.previous, g->st.deployed);
     if (change > g->p->regression) {
         rollback(g, "%s, beyond the regression threshold; version %u is back", why);
     } else {
