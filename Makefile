@@ -37,7 +37,7 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
 FUZZERS   := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 
-.PHONY: all install test unit unit-asan fuzz bench workloads programs demo clean
+.PHONY: all install test unit unit-asan fuzz bench workloads programs demo week clean
 all: $(TOOL_BINS)
 
 # ---- objects and room libraries -------------------------------------------
@@ -148,6 +148,8 @@ bench: all $(DRIVER_TESTS) $(PROFDB_DRIVERS) $(CPOD_TESTS) programs workloads
 	scripts/bench.sh
 demo: all programs workloads
 	scripts/demo.sh
+week: all workloads
+	scripts/week.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -134,7 +134,12 @@ static bool load(cpod_procs *p, cpod_proc *x, const drv_notice *n)
     cpod_image *img = cpod_image_get(p->im, n->path, n->build_id, n->build_id_len);
     if (!img)
         return false;
-    if (!x->exe)
+    /* The program is the first image mapped; an exec the machine does not
+     * announce shows as a new image mapped over the program's own code. */
+    bool over_exe = !x->exe;
+    for (uint32_t i = 0; i < x->n && !over_exe; i++)
+        over_exe = x->map[i].img == x->exe && x->map[i].lo < hi && lo < x->map[i].hi;
+    if (over_exe)
         set_exe(p, x, img);
     /* Rebuild the sorted array: pieces of old mappings outside [lo, hi),
      * and the new one in its place.  A mapping cut in two needs a slot

@@ -30,9 +30,10 @@
 static char **optimize_argv(const svc_prog *g, const char *tmp, unsigned n, bool *fault)
 {
     const char *hook = getenv("CPO_SERVE_FAULT");
-    char want[128];
+    char want[128], want_n[160];
     snprintf(want, sizeof want, "random-plan:%s", g->p->name);
-    *fault = hook && !strcmp(hook, want);
+    snprintf(want_n, sizeof want_n, "%s:%u", want, n);
+    *fault = hook && (!strcmp(hook, want) || !strcmp(hook, want_n));
     char **v = calloc(32 + 256, sizeof *v);
     size_t k = 0;
     if (!v)

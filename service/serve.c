@@ -164,10 +164,12 @@ static void watch(svc_prog *g, profdb *db)
     svc_prune(g);
 }
 
-/* The profile of exe summed over the closed epochs in (after, until]
- * (either end open when empty); *n gets how many epochs held samples. */
+/* The profile of exe summed over the closed epochs in (after, until], or
+ * [after, until] with from_after (either end open when empty); *n gets how
+ * many epochs held samples. */
 static bool measure_span(svc_prog *g, profdb *db, const char *exe, const char *after,
-                         const char *until, svc_profile *sum, int *n, char *err, size_t errlen)
+                         bool from_after, const char *until, svc_profile *sum, int *n, char *err,
+                         size_t errlen)
 {
     char **ep = NULL, cur[PROFDB_EPOCH_MAX];
     size_t count = 0;
@@ -181,7 +183,7 @@ static bool measure_span(svc_prog *g, profdb *db, const char *exe, const char *a
     }
     bool ok = true;
     for (size_t i = 0; ok && i < count; i++) {
-        if (!strcmp(ep[i], cur) || (after[0] && strcmp(ep[i], after) <= 0) ||
+        if (!strcmp(ep[i], cur) || (after[0] && strcmp(ep[i], after) < (from_after ? 0 : 1)) ||
             (until[0] && strcmp(ep[i], until) > 0))
             continue;
         svc_profile p;
@@ -280,9 +282,17 @@ static void judge(svc_prog *g, profdb *db)
     svc_profile a, b;
     char err[512], why[256];
     int na = 0, nb = 0;
+    /* the deploy's epoch counts when the old version did no work in it */
+    svc_profile in_since = { 0 };
+    bool whole = false;
+    if (now_exe && old_exe && g->st.since[0] &&
+        svc_measure(db, g->st.since, old_exe, NULL, &in_since, err, sizeof err)) {
+        whole = in_since.samples == 0;
+        svc_profile_free(&in_since);
+    }
     bool ok = now_exe && old_exe && !judge_exits(g, db, now_exe, old_exe) &&
-              measure_span(g, db, now_exe, g->st.since, "", &a, &na, err, sizeof err) &&
-              measure_span(g, db, old_exe, "", g->st.since, &b, &nb, err, sizeof err);
+              measure_span(g, db, now_exe, g->st.since, whole, "", &a, &na, err, sizeof err) &&
+              measure_span(g, db, old_exe, "", false, g->st.since, &b, &nb, err, sizeof err);
     free(now_exe);
     free(old_exe);
     if (!ok || !na || a.samples < g->p->min_samples || a.units <= 0)
