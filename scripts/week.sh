@@ -134,7 +134,12 @@ done
 fail=0
 summary=()
 for p in lua speedtest1 zstd; do
+  # the version that did the last work: the deployed one, or the one it is
+  # being judged against when it was deployed too late to run
   v=$(sed -n 's/^deployed //p' "$OUT/state/$p/state")
+  runs=$("$B/cpo" report "$OUT/state/$p/versions/0/exe" "$OUT/state/$p/versions/$v/exe" --db "$DB" \
+         -o "$OUT/report/$p" 2>/dev/null | awk '/^after/ {getline; print $7}')
+  [ "${runs:-0}" -gt 0 ] || v=$(sed -n 's/^previous //p' "$OUT/state/$p/state")
   "$B/cpo" report "$OUT/state/$p/versions/0/exe" "$OUT/state/$p/versions/$v/exe" --db "$DB" \
     -o "$OUT/report/$p" >/dev/null 2>"$OUT/report/$p.err" || { echo "week: no report for $p"; fail=1; }
   line=$(sed -n 's/^cycles per run: \([0-9]*\) -> \([0-9]*\) (\(.*\))$/\1 -> \2 (\3)/p' "$OUT/report/$p/report.txt")
