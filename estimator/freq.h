@@ -101,6 +101,17 @@ typedef struct est_addr_map {
 est_freq *est_freq_carry(const cfg_program *orig, const est_freq *from, const est_freq *fallback,
                          const est_addr_map *m, char *err, size_t errlen);
 
+/* Frequencies of an older build of a program carried over to a new one by
+ * matching procedures by name and blocks by the hash of their instructions
+ * (docs/estimator.md, "Older builds").  st tells how much matched: the old
+ * build's executed instructions, and those in matched blocks. */
+typedef struct est_match_stats {
+    size_t procs;            /* procedures found in both */
+    double total, matched;   /* old executed instructions: all, matched */
+} est_match_stats;
+est_freq *est_freq_match(const cfg_program *cfg, const est_freq *old, est_match_stats *st,
+                         char *err, size_t errlen);
+
 /* How far estimates are from the truth (DCPI's Figures 8 and 9): block
  * errors weighted by the block's cycle samples, edge errors by the edge's
  * true executions.  hist[k] is the weight with an error in

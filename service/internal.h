@@ -48,6 +48,11 @@ typedef struct svc_state {
     unsigned next;            /* the next version's number */
     char phase[16];
     char then[16];            /* deploying: the phase after it */
+    int stale;                /* an older build's base whose profile carries
+                                 over to this build, or -1 */
+    int reference;            /* the older build's version that last ran:
+                                 what this build is judged against, or -1 */
+    bool carried;             /* the round on the carried-over profile is done */
     char through[PROFDB_EPOCH_MAX];  /* the newest epoch a round has used */
     char since[PROFDB_EPOCH_MAX];    /* judging: the epoch current at the deploy */
     char **history;           /* "TIME VERSION WHAT: TEXT", oldest first */

@@ -51,6 +51,10 @@ static char **optimize_argv(const svc_prog *g, const char *tmp, unsigned n, bool
         v[k++] = strdup("--all-epochs");
         v[k++] = strdup("--report");
         v[k++] = svc_join(tmp, "report");
+        if (g->st.stale >= 0) {
+            v[k++] = strdup("--stale");
+            v[k++] = svc_version_exe(g, (unsigned)g->st.stale);
+        }
         /* every version kept: their profiles name the deploy path, which
          * now holds another build */
         for (unsigned i = 0; i < g->st.next && k < 32 + 250; i++) {

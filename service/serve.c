@@ -122,8 +122,38 @@ static int recent_epochs(svc_prog *g, profdb *db, const char *exe, svc_profile m
     return found;
 }
 
+/* A round, and the install of what it made; from says what profile. */
+static void deploy_round(svc_prog *g, profdb *db, const char *from)
+{
+    unsigned v;
+    char err[1024];
+    if (!svc_round(g, db, profile_cycles(g, db), &v, err, sizeof err)) {
+        svc_history(g, v, "rejected", "%s", err);
+        save(g);
+        return;
+    }
+    unsigned old = g->st.deployed;
+    g->st.previous = old;
+    profdb_error pe;
+    if (!profdb_current_epoch(db, g->st.since, &pe))
+        g->st.since[0] = 0;
+    if (!install(g, v, SVC_PHASE_JUDGING))
+        return;
+    svc_history(g, v, "deployed", "from %s; judged against version %u", from, old);
+    save(g);
+    svc_prune(g);
+}
+
 static void watch(svc_prog *g, profdb *db)
 {
+    char from[160];
+    if (g->st.stale >= 0 && !g->st.carried) {
+        /* a new build: its older build's profile is converged already */
+        g->st.carried = true;
+        snprintf(from, sizeof from, "the profile carried over from version %d", g->st.stale);
+        deploy_round(g, db, from);
+        return;
+    }
     char *exe = svc_version_exe(g, g->st.deployed);
     svc_profile m[2];
     char names[2][PROFDB_EPOCH_MAX];
@@ -144,24 +174,13 @@ static void watch(svc_prog *g, profdb *db)
     snprintf(g->st.through, sizeof g->st.through, "%s", names[1]);
     svc_log("%s: profile converged: epochs %s and %s agree to %.1f%% with %llu samples",
             g->p->name, names[0], names[1], 100 * overlap, (unsigned long long)samples);
-    unsigned v;
-    char err[1024];
-    if (!svc_round(g, db, profile_cycles(g, db), &v, err, sizeof err)) {
-        svc_history(g, v, "rejected", "%s", err);
-        save(g);
-        return;
+    if (g->st.stale >= 0) {
+        svc_log("%s: fresh samples take over from the profile of version %d", g->p->name,
+                g->st.stale);
+        g->st.stale = -1;
     }
-    unsigned from = g->st.deployed;
-    g->st.previous = from;
-    profdb_error pe;
-    if (!profdb_current_epoch(db, g->st.since, &pe))
-        g->st.since[0] = 0;
-    if (!install(g, v, SVC_PHASE_JUDGING))
-        return;
-    svc_history(g, v, "deployed", "from the profile through epoch %s; judged against version %u",
-                names[1], from);
-    save(g);
-    svc_prune(g);
+    snprintf(from, sizeof from, "the profile through epoch %s", names[1]);
+    deploy_round(g, db, from);
 }
 
 /* The profile of exe summed over the closed epochs in (after, until], or
@@ -295,6 +314,13 @@ static void judge(svc_prog *g, profdb *db)
               measure_span(g, db, old_exe, "", false, g->st.since, &b, &nb, err, sizeof err);
     free(now_exe);
     free(old_exe);
+    if (ok && !b.samples && g->st.reference >= 0) {
+        /* the new build never ran unoptimized: the older build's last
+         * version did the same work */
+        char *ref = svc_version_exe(g, (unsigned)g->st.reference);
+        ok = ref && measure_span(g, db, ref, "", false, g->st.since, &b, &nb, err, sizeof err);
+        free(ref);
+    }
     if (!ok || !na || a.samples < g->p->min_samples || a.units <= 0)
         return;
     double ca = svc_cycles_per_unit(&a), cb = svc_cycles_per_unit(&b);
@@ -331,11 +357,15 @@ static void rebuild(svc_prog *g, const char *id)
     free(tmp);
     g->st.next = n + 1;
     snprintf(g->st.build, sizeof g->st.build, "%s", id);
+    g->st.stale = (int)g->st.base;
+    g->st.reference = (int)g->st.deployed;
+    g->st.carried = false;
     g->st.base = g->st.previous = n;
     g->st.through[0] = 0;
     if (!install(g, n, SVC_PHASE_WATCHING))
         return;
-    svc_history(g, n, "new build", "%s (build-id %.12s...) deployed as it is", g->p->original, id);
+    svc_history(g, n, "new build", "%s (build-id %.12s...) deployed as it is; the profile of "
+                "version %d carries over", g->p->original, id, g->st.stale);
     save(g);
     svc_prune(g);
 }

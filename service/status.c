@@ -39,7 +39,7 @@ int svc_status(const svc_config *c, FILE *out)
     for (size_t i = 0; i < c->nprograms; i++) {
         const svc_program *p = &c->programs[i];
         char *path = svc_format("%s/%s/state", c->state, p->name), err[512];
-        svc_state st = { 0 };
+        svc_state st = { .stale = -1, .reference = -1 };
         if (!path || !svc_state_read(path, &st, err, sizeof err)) {
             fprintf(out, "\n%s: %s\n", p->name,
                     path && errno == ENOENT ? "not started yet" : (path ? err : "out of memory"));
@@ -56,6 +56,8 @@ int svc_status(const svc_config *c, FILE *out)
             fprintf(out, " version %u", st.target);
         fprintf(out, "\n  base version %u (build-id %.16s), next version %u, profile used through %s\n",
                 st.base, st.build, st.next, st.through[0] ? st.through : "-");
+        if (st.stale >= 0)
+            fprintf(out, "  carrying over the profile of version %d, an older build\n", st.stale);
         size_t from = st.nhistory > HISTORY_SHOWN ? st.nhistory - HISTORY_SHOWN : 0;
         for (size_t k = from; k < st.nhistory; k++)
             fprintf(out, "  %s\n", st.history[k]);

@@ -98,6 +98,16 @@ static bool parse_line(svc_state *st, char *line)
         *num = (unsigned)v;
         return !*end && v < 1000000;
     }
+    if (!strcmp(key, "stale") || !strcmp(key, "reference")) {
+        char *end;
+        long v = strtol(val, &end, 10);
+        *(key[0] == 's' ? &st->stale : &st->reference) = (int)v;
+        return !*end && v >= -1 && v < 1000000;
+    }
+    if (!strcmp(key, "carried")) {
+        st->carried = !strcmp(val, "1");
+        return true;
+    }
     if (!strcmp(key, "build"))
         return snprintf(st->build, sizeof st->build, "%s", val) < (int)sizeof st->build;
     if (!strcmp(key, "phase"))
@@ -164,6 +174,10 @@ bool svc_state_save(svc_prog *g, char *err, size_t errlen)
         fprintf(f, "through %s\n", st->through);
     if (st->since[0])
         fprintf(f, "since %s\n", st->since);
+    if (st->stale >= 0)
+        fprintf(f, "stale %d\ncarried %d\n", st->stale, st->carried);
+    if (st->reference >= 0)
+        fprintf(f, "reference %d\n", st->reference);
     for (size_t i = 0; i < st->nhistory; i++)
         fprintf(f, "history %s\n", st->history[i]);
     return outfile_commit(&o, err, errlen);
@@ -242,6 +256,7 @@ bool svc_state_open(svc_prog *g, char *err, size_t errlen)
               (mkdir(vdir, 0755) == 0 || errno == EEXIST);
     if (!ok)
         snprintf(err, errlen, "%s: %s", g->dir, vdir && path ? strerror(errno) : "out of memory");
+    g->st.stale = g->st.reference = -1;
     if (ok) {
         remove_partial(g);
         if (access(path, F_OK) == 0)

@@ -1,14 +1,17 @@
 /*
  * optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]
  *                [--write-plan FILE] -o OUT
- * optimize-image IMAGE --db DIR [--epoch E|--all-epochs] [--image FILE]... [--report FILE] ... -o OUT
+ * optimize-image IMAGE --db DIR [--epoch E|--all-epochs] [--image FILE]... [--stale OLD]...
+ *                [--report FILE] ... -o OUT
  * optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]
  *                [--write-plan FILE] [-v] -o OUT
  *
  * With --db, the optimizer (docs/optimizer.md) makes a layout plan from the
  * estimator's block and edge frequencies of IMAGE from the database's cycle
  * samples (docs/estimator.md), its rewritten copies' carried back (--image
- * names their files when they are no longer where they were profiled); with --exact, from axp's exact counts; --report writes what it did per procedure and
+ * names their files when they are no longer where they were profiled), and
+ * those of older builds (--stale) matched onto IMAGE by name and
+ * instruction hashes; with --exact, from axp's exact counts; --report writes what it did per procedure and
  * the cycles its cost model predicts.  With --plan, applies a given layout
  * plan (docs/layout-plan.md).  Either way IMAGE, an Alpha executable linked
  * with --emit-relocs, is rewritten to OUT.  `identity`
@@ -25,6 +28,7 @@
 #include <time.h>
 
 #include "cfg/cfg.h"
+#include "common/hash.h"
 #include "common/outfile.h"
 #include "estimator/profset.h"
 #include "optimizer/optimize.h"
@@ -32,13 +36,29 @@
 #include "tools/optimize-image/profile.h"
 
 static const char usage_text[] =
-    "usage: optimize-image IMAGE --db DIR [--epoch E|--all-epochs] [--image FILE]... [--report FILE]\n"
-    "                      [--split-warm]\n"
+    "usage: optimize-image IMAGE --db DIR [--epoch E|--all-epochs] [--image FILE]... [--stale OLD]...\n"
+    "                      [--report FILE] [--split-warm]\n"
     "                      [--no-colour] [--write-plan FILE] -o OUT\n"
     "       optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]\n"
     "                      [--write-plan FILE] -o OUT\n"
     "       optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]\n"
     "                      [--write-plan FILE] [-v] -o OUT\n";
+
+/* The selection is loaded more than once (the image, its copies, older
+ * builds): each warning is said once. */
+static void warn_once(void *ctx, const char *msg)
+{
+    static uint64_t seen[64];
+    static size_t n;
+    (void)ctx;
+    uint64_t h = fnv1a_str(FNV1A_INIT, msg);
+    for (size_t i = 0; i < n; i++)
+        if (seen[i] == h)
+            return;
+    if (n < 64)
+        seen[n++] = h;
+    fprintf(stderr, "optimize-image: warning: %s\n", msg);
+}
 
 static double now(void)
 {
@@ -49,6 +69,7 @@ static double now(void)
 
 /* The optimizer's plan from exact counts, and its report. */
 static bool optimize(const image *img, const cfg_program *prog, const est_selection *sel,
+                     const char *const *stale, size_t nstale,
                      const char *const *exact, size_t nexact, const char *report,
                      const opt_options *oo, plan *pl, char *err, size_t errlen)
 {
@@ -57,7 +78,7 @@ static bool optimize(const image *img, const cfg_program *prog, const est_select
     ev5_defaults(&ev5);
     oi_profile prof;
     uint32_t nsets = ev5.icache.size / ev5.icache.line;
-    if (sel ? !oi_profile_samples(prog, sel, nsets, &prof, err, errlen)
+    if (sel ? !oi_profile_samples(prog, sel, nsets, stale, nstale, &prof, err, errlen)
             : !oi_profile_exact(prog, exact, nexact, ev5.icache.line, nsets, &prof, err, errlen))
         return false;
     opt_options o = *oo;
@@ -103,6 +124,7 @@ int main(int argc, char **argv)
         { "epoch", required_argument, 0, 'E' },
         { "all-epochs", no_argument, 0, 'A' },
         { "image", required_argument, 0, 'I' },
+        { "stale", required_argument, 0, 'S' },
         { "report", required_argument, 0, 'r' },
         { "split-warm", no_argument, 0, 'W' },
         { "no-colour", no_argument, 0, 'C' },
@@ -115,8 +137,8 @@ int main(int argc, char **argv)
         { 0, 0, 0, 0 },
     };
     const char *planarg = NULL, *out = NULL, *wplan = NULL, *report = NULL;
-    const char *exact[64], *images[256];
-    size_t nexact = 0, nimages = 0;
+    const char *exact[64], *images[256], *stale[16];
+    size_t nexact = 0, nimages = 0, nstale = 0;
     opt_options oo = { 0 };
     est_selection sel = { 0 };
     uint64_t seed = 1;
@@ -137,6 +159,13 @@ int main(int argc, char **argv)
         case 'D': sel.db = optarg; break;
         case 'E': sel.epoch = optarg; break;
         case 'A': sel.all_epochs = true; break;
+        case 'S':
+            if (nstale == sizeof stale / sizeof stale[0]) {
+                fprintf(stderr, "optimize-image: at most %zu --stale images\n", nstale);
+                return 2;
+            }
+            stale[nstale++] = optarg;
+            break;
         case 'I':
             if (nimages == sizeof images / sizeof images[0]) {
                 fprintf(stderr, "optimize-image: at most %zu --image files\n", nimages);
@@ -172,12 +201,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "optimize-image: --report goes with --db or --exact\n");
         return 2;
     }
-    if ((sel.epoch || sel.all_epochs || nimages) && !sel.db) {
-        fprintf(stderr, "optimize-image: --epoch, --all-epochs and --image go with --db\n");
+    if ((sel.epoch || sel.all_epochs || nimages || nstale) && !sel.db) {
+        fprintf(stderr, "optimize-image: --epoch, --all-epochs, --image and --stale go with --db\n");
         return 2;
     }
     sel.image_files = images;
     sel.nimage_files = nimages;
+    sel.warn = warn_once;
     est_error serr;
     if (sel.db && !est_selection_finish(&sel, &serr)) {
         fprintf(stderr, "optimize-image: %s\n", serr.msg);
@@ -210,8 +240,8 @@ int main(int argc, char **argv)
     plan pl;
     bool ok;
     if (nexact || sel.db)
-        ok = optimize(img, prog, sel.db ? &sel : NULL, exact, nexact, report, &oo, &pl, err,
-                      sizeof err);
+        ok = optimize(img, prog, sel.db ? &sel : NULL, stale, nstale, exact, nexact, report, &oo,
+                      &pl, err, sizeof err);
     else if (!strcmp(planarg, "identity"))
         ok = plan_identity(prog, &pl) || (snprintf(err, sizeof err, "out of memory"), false);
     else if (!strcmp(planarg, "random"))

@@ -449,8 +449,40 @@ static bool add_copies(const cfg_program *cfg, const struct est_selection *sel, 
     return ok;
 }
 
+/* An older build's estimates (its own samples and its copies'), matched
+ * onto cfg and added to out.  Says on stdout how much matched. */
+static bool add_stale(const cfg_program *cfg, const struct est_selection *sel, const char *path,
+                      est_freq *out, double *samples, char *err, size_t errlen)
+{
+    image_error ie;
+    image *img = image_open(path, &ie);
+    if (!img) {
+        snprintf(err, errlen, "%s", ie.msg);
+        return false;
+    }
+    cfg_program *oc = cfg_build(img, err, errlen);
+    oi_profile old;
+    bool ok = oc && oi_profile_samples(oc, sel, 1, NULL, 0, &old, err, errlen);
+    if (ok) {
+        est_match_stats st;
+        est_freq *m = est_freq_match(cfg, old.freq, &st, err, errlen);
+        if ((ok = m != NULL)) {
+            add_freq(out, m);
+            *samples += st.matched;
+            printf("carried over from %s: %zu procedures, %.1f%% of its executed instructions "
+                   "matched\n", path, st.procs, st.total > 0 ? 100 * st.matched / st.total : 0);
+        }
+        est_freq_free(m);
+        oi_profile_free(&old);
+    }
+    cfg_free(oc);
+    image_close(img);
+    return ok;
+}
+
 bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel, uint32_t nsets,
-                        oi_profile *out, char *err, size_t errlen)
+                        const char *const *stale, size_t nstale, oi_profile *out, char *err,
+                        size_t errlen)
 {
     memset(out, 0, sizeof *out);
     double period, samples = 0, copies = 0;
@@ -468,6 +500,9 @@ bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel,
     }
     if (!add_copies(cfg, sel, out->freq, &copies, err, errlen))
         goto fail;
+    for (size_t i = 0; i < nstale; i++)
+        if (!add_stale(cfg, sel, stale[i], out->freq, &copies, err, errlen))
+            goto fail;
     if (!own && !copies) {
         snprintf(err, errlen, "%s", own_err);
         goto fail;
