@@ -67,9 +67,13 @@ $(BUILD)/bin/$(1): $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/$(1)/*.c)) $
 endef
 $(foreach t,$(TOOLS),$(eval $(call tool_rules,$(t))))
 
+SYSTEMD_DIR ?= /etc/systemd/system
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SYSTEMD_DIR)
 	install -m 755 $(TOOL_BINS) $(DESTDIR)$(PREFIX)/bin/
+	for u in cpod cpo-serve; do \
+	  sed 's|@PREFIX@|$(PREFIX)|g' scripts/systemd/$$u.service >$(DESTDIR)$(SYSTEMD_DIR)/$$u.service; \
+	done
 
 # ---- unit tests (Criterion), plain and under ASan+UBSan -----------------
 $(BUILD)/tests/unit: $(patsubst %.c,$(BUILD)/obj/%.o,$(UNIT_SRCS)) $(ROOM_LIBS)

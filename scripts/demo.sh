@@ -76,3 +76,12 @@ PY
   "$CPO" quit --db "$tmp/db" >/dev/null 2>&1 || true
   wait
 fi
+
+# ---- the whole loop: profile, optimize, redeploy, report -------------------
+if [ -x "$BUILD/workloads/bin/lua" ] && [ -x "$BUILD/workloads/bin/speedtest1" ] &&
+   [ -x "$BUILD/workloads/bin/zstd" ] && command -v qemu-alpha >/dev/null; then
+  step "The whole loop: a week of production under cpo serve (make week)"
+  echo "  lua, speedtest1 and zstd profiled by cpod day after day; cpo serve optimizes,"
+  echo "  checks on axp and qemu-alpha, deploys, judges and rolls back, unattended"
+  scripts/week.sh | sed 's/^/  /'
+fi
