@@ -104,12 +104,14 @@ fuzz_rooms_fuzz_ehframe := alpha image cfg optimizer rewriter
 fuzz_rooms_fuzz_lsda := alpha image cfg optimizer rewriter
 fuzz_rooms_fuzz_addrmap := alpha image cfg optimizer rewriter
 fuzz_rooms_fuzz_cfg := alpha image cfg
+# the service's parsers, without the rooms the rest of it needs
+fuzz_extra_fuzz_serve := service/config.c service/store.c service/util.c
 fuzz_rooms = $(or $(fuzz_rooms_$(1)),$(fuzz_rooms_default)) common
 define fuzz_rules
-$(BUILD)/fuzz/$(1): tests/fuzz/$(1).c $(foreach r,$(call fuzz_rooms,$(1)),$(call room_srcs,$(r)) $(wildcard $(r)/*.h))
+$(BUILD)/fuzz/$(1): tests/fuzz/$(1).c $(foreach r,$(call fuzz_rooms,$(1)),$(call room_srcs,$(r)) $(wildcard $(r)/*.h)) $(fuzz_extra_$(1))
 	@mkdir -p $$(dir $$@)
 	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS_ALL) -Wall -Werror \
-	    -o $$@ $$< $(foreach r,$(call fuzz_rooms,$(1)),$(call room_srcs,$(r))) $(LIBS)
+	    -o $$@ $$< $(foreach r,$(call fuzz_rooms,$(1)),$(call room_srcs,$(r))) $(fuzz_extra_$(1)) $(LIBS)
 endef
 $(foreach f,$(FUZZ_SRCS:tests/fuzz/%.c=%),$(eval $(call fuzz_rules,$(f))))
 fuzz: $(FUZZERS)

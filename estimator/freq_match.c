@@ -3,7 +3,7 @@
  * a program to a new one (stale-profile matching, as BOLT does for
  * profiles of a previous release).
  *
- * Procedures are matched by name.  Within a procedure, each block is known
+ * Procedures are matched by name (namesakes in address order).  Within a procedure, each block is known
  * by a hash of its instructions with the fields that depend on where code
  * and data lie left out: branch displacements, memory displacements (GP-
  * relative addresses move with the layout), jump hints.  A new block takes
@@ -107,6 +107,51 @@ static void match_proc(const est_freq *old, const cfg_proc *of, const est_proc_f
     q->samples = oq->samples;
 }
 
+typedef struct named {
+    const char *name;
+    uint32_t proc;
+} named;
+
+static int cmp_named(const void *a, const void *b)
+{
+    const named *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->proc > y->proc) - (x->proc < y->proc);
+}
+
+static named *by_name(const cfg_program *p)
+{
+    named *v = malloc((p->nprocs ? p->nprocs : 1) * sizeof *v);
+    for (size_t i = 0; v && i < p->nprocs; i++)
+        v[i] = (named){ p->procs[i].name ? p->procs[i].name : "", (uint32_t)i };
+    if (v)
+        qsort(v, p->nprocs, sizeof *v, cmp_named);
+    return v;
+}
+
+/* For each new procedure, the old one of the same name; two local
+ * procedures of one name (static functions of two files) pair up in
+ * address order. */
+static bool pair_procs(const cfg_program *np, const cfg_program *op, uint32_t *pair)
+{
+    named *a = by_name(np), *b = by_name(op);
+    bool ok = a && b;
+    for (size_t i = 0; i < np->nprocs; i++)
+        pair[i] = CFG_NONE;
+    for (size_t i = 0, k = 0; ok && i < np->nprocs && k < op->nprocs;) {
+        int c = strcmp(a[i].name, b[k].name);
+        if (c == 0)
+            pair[a[i++].proc] = b[k++].proc;
+        else if (c < 0)
+            i++;
+        else
+            k++;
+    }
+    free(a);
+    free(b);
+    return ok;
+}
+
 est_freq *est_freq_match(const cfg_program *np, const est_freq *old, est_match_stats *st,
                          char *err, size_t errlen)
 {
@@ -122,13 +167,14 @@ est_freq *est_freq_match(const cfg_program *np, const est_freq *old, est_match_s
         if (np->procs[p].nblocks > most)
             most = np->procs[p].nblocks;
     uint32_t *to = malloc(most * sizeof *to);
-    if (!out || !to) {
+    uint32_t *pair = malloc((np->nprocs ? np->nprocs : 1) * sizeof *pair);
+    if (!out || !to || !pair || !pair_procs(np, op, pair)) {
         snprintf(err, errlen, "out of memory matching an older build's profile");
         goto fail;
     }
     for (size_t p = 0; p < np->nprocs; p++) {
         const cfg_proc *nf = &np->procs[p];
-        const cfg_proc *of = cfg_proc_named(op, nf->name);
+        const cfg_proc *of = pair[p] == CFG_NONE ? NULL : &op->procs[pair[p]];
         if (!of || nf->flags & CFG_PF_MISSING || of->flags & CFG_PF_MISSING)
             continue;
         st->procs++;
@@ -139,9 +185,11 @@ est_freq *est_freq_match(const cfg_program *np, const est_freq *old, est_match_s
         }
     }
     free(to);
+    free(pair);
     return out;
 fail:
     free(to);
+    free(pair);
     est_freq_free(out);
     return NULL;
 }
