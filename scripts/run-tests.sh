@@ -33,13 +33,31 @@ run_unit unit "$BUILD/tests/unit" -j2
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_unit unit-asan "$BUILD/asan/tests/unit" -j2
 
-for fz in "$BUILD"/fuzz/*; do
-  [ -x "$fz" ] && [ -f "$fz" ] || continue
+# Fuzzers run JOBS at a time too (each is one process on one core).
+JOBS=${JOBS:-$(nproc)}
+run_fuzzer() {
+  local fz=$1 name corpus
   name=fuzz-$(basename "$fz")
   corpus=$BUILD/fuzz/corpus-$(basename "$fz")
   mkdir -p "$corpus"
+  "$fz" -max_total_time="${FUZZ_SECONDS:-20}" -rss_limit_mb=2048 "$corpus" tests/fuzz/seeds \
+    >"$LOG/$name.log" 2>&1
+  echo $? >"$LOG/$name.result"
+}
+fuzzers=()
+for fz in "$BUILD"/fuzz/*; do
+  [ -x "$fz" ] && [ -f "$fz" ] || continue
+  fuzzers+=("$fz")
+  rm -f "$LOG/fuzz-$(basename "$fz").result"
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+  run_fuzzer "$fz" &
+done
+wait
+for fz in "${fuzzers[@]-}"; do
+  [ -n "$fz" ] || continue
+  name=fuzz-$(basename "$fz")
   echo "== $name"
-  if "$fz" -max_total_time="${FUZZ_SECONDS:-20}" -rss_limit_mb=2048 "$corpus" tests/fuzz/seeds >"$LOG/$name.log" 2>&1; then
+  if [ "$(cat "$LOG/$name.result" 2>/dev/null)" = 0 ]; then
     passed=$((passed + 1)); echo "ok   $name ($(grep -c . "$LOG/$name.log") log lines)"
   else
     failed=$((failed + 1)); failures+=("$name"); tail -30 "$LOG/$name.log"
@@ -49,7 +67,6 @@ done
 # Integration tests run JOBS at a time (default: one per core), the ones
 # that run whole workloads first so the long poles start early; each writes
 # its own log and results are reported in name order.
-JOBS=${JOBS:-$(nproc)}
 tests=()
 for t in tests/integration/*workloads*.sh tests/integration/*.sh; do
   [ -f "$t" ] || continue
