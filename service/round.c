@@ -225,6 +225,17 @@ bool svc_round(svc_prog *g, profdb *db, double profile_cycles, unsigned *made, c
                  100 * g->p->min_gain);
         ok = false;
     }
+    if (ok && g->st.stale >= 0) {
+        /* how much of the older build's profile found its place */
+        char *log = svc_join(tmp, "optimize.log"), line[512];
+        FILE *f = log ? fopen(log, "r") : NULL;
+        while (f && fgets(line, sizeof line, f))
+            if (!strncmp(line, "carried over from ", 18))
+                svc_history(g, n, "profile", "%.*s", (int)strcspn(line, "\n"), line);
+        if (f)
+            fclose(f);
+        free(log);
+    }
     if (ok && rename(tmp, dir)) {
         snprintf(err, errlen, "%s: %s", dir, strerror(errno));
         ok = false;
