@@ -1,17 +1,22 @@
 /*
- * cpo accuracy --exact FILE --image IMAGE [selection] [--json]
+ * cpo accuracy --exact FILE --image IMAGE [--truth FILE] [selection] [--json]
  *
  * DCPI's Figures 8 and 9 for one image: how far the frequency estimates
- * from the selection's cycle samples are from axp's exact counts.
+ * from the selection's cycle samples are from axp's exact counts; with
+ * --truth (axp's per-instruction stall causes of the same run), how often
+ * the stall culprits name the true cause (estimator/culprits.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "estimator/culprits.h"
 #include "estimator/freq.h"
+#include "profdb/truth.h"
 #include "tools/cpo/commands.h"
 
-#define USAGE "usage: cpo accuracy --exact FILE --image IMAGE [--db DIR] [--epoch E|--all-epochs] [--json] [--worst N]\n"
+#define USAGE "usage: cpo accuracy --exact FILE --image IMAGE [--truth FILE] [--db DIR] [--epoch E|--all-epochs]\n" \
+              "                    [--json] [--worst N]\n"
 
 static void part_text(const char *what, const char *weighted, const est_accuracy_part *p)
 {
@@ -99,11 +104,44 @@ static void worst_blocks(const est_analysis *a, const est_freq *truth, size_t li
     free(w);
 }
 
+/* The culprits against the truth: false when the truth cannot be read. */
+static bool culprits(const est_analysis *a, const char *path, est_culprit_accuracy *ca)
+{
+    profdb_error perr;
+    profdb_truth *t = profdb_truth_read(path, &perr);
+    if (!t) {
+        fprintf(stderr, "cpo: %s\n", perr.msg);
+        return false;
+    }
+    est_culprits *c = est_culprits_find(a->cfg, a->freq, a->sched, a->period);
+    if (c)
+        est_culprits_accuracy(a->cfg, c, a->sched, t, ca);
+    else
+        fprintf(stderr, "cpo: out of memory finding culprits\n");
+    est_culprits_free(c);
+    profdb_truth_free(t);
+    return c != NULL;
+}
+
+static void culprits_text(const est_culprit_accuracy *ca)
+{
+    double s = ca->stall > 0 ? ca->stall : 1;
+    printf("\nStall culprits against the truth (%.0f dynamic stall cycles)\n", ca->stall);
+    printf("  true cause among the culprits: %5.1f%% of the cycles; %.2f culprits per stalled cycle\n",
+           100 * ca->covered / s, ca->culprits / s);
+    printf("  unexplained stall: %.2f%% of the samples\n",
+           ca->samples > 0 ? 100 * ca->unexplained / ca->samples : 0);
+    for (int k = 0; k < EST_DYN_COUNT; k++)
+        if (ca->by_cause[k] > 0)
+            printf("  %-18s %5.1f%% of the stall, %5.1f%% of it named\n", est_dyn_names[k],
+                   100 * ca->by_cause[k] / s, 100 * ca->covered_by_cause[k] / ca->by_cause[k]);
+}
+
 int cmd_accuracy(int argc, char **argv)
 {
     est_selection sel = { 0 };
     est_error err;
-    const char *exact = NULL, *imgpath = NULL;
+    const char *exact = NULL, *imgpath = NULL, *truthpath = NULL;
     bool json = false;
     long nworst = 0;
     int rc = 0;
@@ -116,6 +154,8 @@ int cmd_accuracy(int argc, char **argv)
             continue;
         } else if (!strcmp(argv[i], "--exact") && i + 1 < argc) {
             exact = argv[++i];
+        } else if (!strcmp(argv[i], "--truth") && i + 1 < argc) {
+            truthpath = argv[++i];
         } else if (!strcmp(argv[i], "--image") && i + 1 < argc) {
             imgpath = argv[++i];
         } else if (!strcmp(argv[i], "--json")) {
@@ -161,17 +201,30 @@ int cmd_accuracy(int argc, char **argv)
     }
     est_accuracy acc;
     est_accuracy_of(a->freq, a->sched, truth, &acc);
+    est_culprit_accuracy ca;
+    if (truthpath && !culprits(a, truthpath, &ca)) {
+        est_freq_free(truth);
+        est_analysis_free(a);
+        return 1;
+    }
     if (json) {
         printf("{\n  \"image\": \"%s\",\n  \"samples\": %.0f,\n  \"period\": %.1f,\n", imgpath, a->samples,
                a->period);
         part_json("blocks", &acc.blocks, false);
-        part_json("edges", &acc.edges, true);
+        part_json("edges", &acc.edges, !truthpath);
+        if (truthpath)
+            printf("  \"culprits\": {\"stall\": %.0f, \"covered\": %.4f, \"per_stall\": %.3f, "
+                   "\"unexplained\": %.4f}\n", ca.stall, ca.stall > 0 ? ca.covered / ca.stall : 0,
+                   ca.stall > 0 ? ca.culprits / ca.stall : 0,
+                   ca.samples > 0 ? ca.unexplained / ca.samples : 0);
         printf("}\n");
     } else {
         printf("%s: %.0f cycle samples, mean period %.1f cycles\n\n", imgpath, a->samples, a->period);
         part_text("Block frequencies", "cycle samples", &acc.blocks);
         putchar('\n');
         part_text("Edge frequencies", "executions", &acc.edges);
+        if (truthpath)
+            culprits_text(&ca);
         if (nworst)
             worst_blocks(a, truth, (size_t)nworst);
     }

@@ -4,8 +4,9 @@
  *
  * DCPI's analysis of an image from its cycle samples: per block the
  * estimated executions with their confidence, per edge the executions, per
- * instruction the samples, executions, CPI and the static stall the
- * scheduler names (docs/estimator.md).
+ * instruction the samples, executions, CPI, the static stall the
+ * scheduler names and the dynamic stall with its possible culprits
+ * (docs/estimator.md).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "alpha/insn.h"
 #include "alpha/sched.h"
 #include "common/json.h"
+#include "estimator/culprits.h"
 #include "estimator/freq.h"
 #include "tools/cpo/commands.h"
 
@@ -40,7 +42,12 @@ static double cpi(double samples, double period, double count)
     return count > 0 ? samples * period / count : 0;
 }
 
-static void proc_json(const est_analysis *a, size_t p, bool *first)
+static const est_culprit *culprit_of(const est_culprits *c, size_t p, size_t b, uint32_t i)
+{
+    return c && c->blocks[p] && b < c->nblocks[p] && c->blocks[p][b] ? &c->blocks[p][b][i] : NULL;
+}
+
+static void proc_json(const est_analysis *a, const est_culprits *cu, size_t p, bool *first)
 {
     const cfg_proc *f = &a->cfg->procs[p];
     const est_proc_freq *q = &a->freq->procs[p];
@@ -75,18 +82,26 @@ static void proc_json(const est_analysis *a, size_t p, bool *first)
         const est_block_sched *bs = &ps->blocks[b];
         for (uint32_t i = 0; i < bs->n; i++) {
             const char *cause = static_cause(&bs->slots[i]);
+            const est_culprit *c = culprit_of(cu, p, b, i);
             printf("%s\n      {\"address\": \"0x%" PRIx64 "\", \"samples\": %.0f, \"count\": %.1f, "
-                   "\"cpi\": %.3f, \"culprits\": [%s%s%s]}",
+                   "\"cpi\": %.3f, \"dynamic_stall\": %.0f, \"culprits\": [%s%s%s",
                    firsti ? "" : ",", f->blocks[b].start + 4 * i, bs->samples[i], q->block[b],
-                   cpi(bs->samples[i], a->period, q->block[b]), cause ? "\"" : "", cause ? cause : "",
-                   cause ? "\"" : "");
+                   cpi(bs->samples[i], a->period, q->block[b]), c ? c->stall : 0, cause ? "\"" : "",
+                   cause ? cause : "", cause ? "\"" : "");
+            bool any = cause != NULL;
+            for (int k = 0; c && c->stall > 0 && k < EST_DYN_COUNT; k++)
+                if (c->causes & (1u << k)) {
+                    printf("%s\"%s\"", any ? ", " : "", est_dyn_names[k]);
+                    any = true;
+                }
+            printf("]}");
             firsti = false;
         }
     }
     printf("]}");
 }
 
-static void all_json(const est_analysis *a, const char *path)
+static void all_json(const est_analysis *a, const est_culprits *cu, const char *path)
 {
     char hex[129] = "";
     if (a->img->build_id_len)
@@ -97,13 +112,13 @@ static void all_json(const est_analysis *a, const char *path)
            " \"procedures\": [", hex, a->period, a->samples);
     bool first = true;
     for (size_t p = 0; p < a->cfg->nprocs; p++)
-        proc_json(a, p, &first);
+        proc_json(a, cu, p, &first);
     printf("]}\n");
 }
 
 /* One procedure in text: per block the estimate and CPI, per instruction
  * its samples, M_i, CPI and static stall. */
-static int proc_text(const est_analysis *a, const char *name)
+static int proc_text(const est_analysis *a, const est_culprits *cu, const char *name)
 {
     cfg_proc *f = cfg_proc_named(a->cfg, name);
     if (!f) {
@@ -143,6 +158,14 @@ static int proc_text(const est_analysis *a, const char *name)
                 printf("  static %s stall %u", alpha_sched_reason_names[sl->reason], sl->stall);
             if (sl->stall && sl->culprit >= 0)
                 printf(" on %" PRIx64, f->blocks[b].start + 4 * (uint64_t)sl->culprit);
+            const est_culprit *c = culprit_of(cu, p, b, i);
+            if (c && c->stall > 0 && q->block[b] > 0) {
+                char causes[160];
+                printf("  dynamic stall %.1f: %s", c->stall / q->block[b],
+                       c->causes ? est_causes_text(c->causes, causes, sizeof causes) : "unexplained");
+                if (c->load)
+                    printf(" on %" PRIx64, c->load);
+            }
             putchar('\n');
         }
     }
@@ -195,10 +218,14 @@ int cmd_calc(int argc, char **argv)
         fprintf(stderr, "cpo: %s\n", msg);
         return 1;
     }
+    est_culprits *cu = est_culprits_find(a->cfg, a->freq, a->sched, a->period);
+    if (!cu)
+        fprintf(stderr, "cpo: calc: out of memory finding culprits; shown without them\n");
     if (all)
-        all_json(a, imgpath);
+        all_json(a, cu, imgpath);
     else
-        rc = proc_text(a, proc);
+        rc = proc_text(a, cu, proc);
+    est_culprits_free(cu);
     est_analysis_free(a);
     return rc;
 }

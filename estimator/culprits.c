@@ -1,0 +1,248 @@
+/*
+ * estimator/culprits.c: dynamic stalls and their possible causes (seed 000,
+ * §6.2), per instruction.
+ *
+ * An instruction's candidate causes follow from where it is and what it
+ * reads, as DCPI's rules have it:
+ *
+ * - icache: it starts an I-cache line, or its block is entered other than
+ *   by falling into it (a branch, call or return fetches a new line);
+ *   itb: the same, when it starts a page or its block is entered that way;
+ * - dcache, dtb: it reads a register a load wrote, earlier in its block or
+ *   at the end of a block that falls or branches into it;
+ * - write_buffer: it is a store or a memory barrier;
+ * - branch_mispredict: it starts a block that follows a conditional branch;
+ * - jump_mispredict: it starts a procedure entered by a call, a return
+ *   point, or a jump-table target;
+ * - taken_branch: it starts a block reached by a taken branch, or is in
+ *   the same aligned fetch block as that start;
+ * - syscall: it follows a CALL_PAL.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alpha/insn.h"
+#include "alpha/sched.h"
+#include "estimator/culprits.h"
+#include "profdb/truth.h"
+
+const char *const est_dyn_names[EST_DYN_COUNT] = {
+    "icache", "itb", "dcache", "dtb", "write_buffer", "branch_mispredict", "jump_mispredict",
+    "taken_branch", "syscall",
+};
+
+#define BIT(c) ((uint16_t)(1u << (c)))
+enum { LINE = 32, PAGE = 8192 };
+
+const char *est_causes_text(uint16_t causes, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    for (int c = 0; c < EST_DYN_COUNT; c++)
+        if (causes & BIT(c) && n < size)
+            n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? "," : "", est_dyn_names[c]);
+    return buf;
+}
+
+static alpha_insn insn_at(const cfg_program *p, uint64_t a)
+{
+    uint32_t w = 0;
+    alpha_insn in;
+    cfg_word(p, a, &w);
+    alpha_decode(w, &in);
+    return in;
+}
+
+/* The load among [lo, hi) that last wrote one of regs, or 0; *cleared gets
+ * the registers some instruction there wrote. */
+static uint64_t last_load(const cfg_program *p, uint64_t lo, uint64_t hi, alpha_regset regs,
+                          alpha_regset *cleared)
+{
+    *cleared = 0;
+    for (uint64_t a = hi; a > lo && regs;) {
+        a -= 4;
+        alpha_insn in = insn_at(p, a);
+        alpha_regset uses, defs;
+        alpha_regs(&in, &uses, &defs);
+        if (defs & regs) {
+            if (in.op && in.op->flags & OPF_LOAD && !(in.op->flags & OPF_ADDR))
+                return a;
+            *cleared |= defs & regs;
+            regs &= ~defs;
+        }
+    }
+    return 0;
+}
+
+/* How the block is entered: bits of the causes its first instruction may
+ * suffer from the way control arrives. */
+static uint16_t entry_causes(const cfg_program *p, const cfg_proc *f, size_t b)
+{
+    const cfg_block *bl = &f->blocks[b];
+    uint16_t c = 0;
+    if (bl->flags & (CFG_BF_ENTRY | CFG_BF_ALTENTRY))
+        c |= BIT(EST_DYN_JUMP_MISPREDICT) | BIT(EST_DYN_ICACHE) | BIT(EST_DYN_ITB);
+    for (uint32_t k = 0; k < bl->nin; k++) {
+        const cfg_edge *e = &f->edges[f->in_edges[bl->first_in + k]];
+        if (e->kind == CFG_EDGE_ENTRY || e->from == CFG_ENTRY)
+            continue;
+        const cfg_block *from = &f->blocks[e->from];
+        alpha_insn last = insn_at(p, from->end - 4);
+        alpha_flow fl = alpha_flow_of(&last);
+        if (fl == FLOW_CBRANCH)
+            c |= BIT(EST_DYN_BRANCH_MISPREDICT);
+        if (e->kind == CFG_EDGE_TAKEN)
+            c |= BIT(EST_DYN_TAKEN_BRANCH) | BIT(EST_DYN_ICACHE) | BIT(EST_DYN_ITB);
+        if (e->kind == CFG_EDGE_TABLE)
+            c |= BIT(EST_DYN_JUMP_MISPREDICT) | BIT(EST_DYN_ICACHE) | BIT(EST_DYN_ITB);
+        if (fl == FLOW_CALL || fl == FLOW_COROUTINE)   /* a return point */
+            c |= BIT(EST_DYN_JUMP_MISPREDICT) | BIT(EST_DYN_ICACHE) | BIT(EST_DYN_ITB);
+        if (fl == FLOW_PAL)
+            c |= BIT(EST_DYN_SYSCALL);
+    }
+    return c;
+}
+
+/* The load a register read at a of block b waits for, looking back into
+ * the block and then into the blocks that lead into it. */
+static uint64_t load_read(const cfg_program *p, const cfg_proc *f, size_t b, uint64_t a,
+                          alpha_regset regs)
+{
+    const cfg_block *bl = &f->blocks[b];
+    alpha_regset cleared;
+    uint64_t l = last_load(p, bl->start, a, regs, &cleared);
+    if (l)
+        return l;
+    regs &= ~cleared;
+    for (uint32_t k = 0; regs && k < bl->nin; k++) {
+        const cfg_edge *e = &f->edges[f->in_edges[bl->first_in + k]];
+        if (e->from == CFG_ENTRY)
+            continue;
+        const cfg_block *from = &f->blocks[e->from];
+        alpha_regset c2;
+        if ((l = last_load(p, from->start, from->end, regs, &c2)))
+            return l;
+    }
+    return 0;
+}
+
+static void block_culprits(const cfg_program *p, const cfg_proc *f, size_t b, double F,
+                           const est_block_sched *bs, double period, est_culprit *out)
+{
+    const cfg_block *bl = &f->blocks[b];
+    uint16_t entry = entry_causes(p, f, b);
+    for (uint32_t i = 0; i < bs->n; i++) {
+        uint64_t a = bl->start + 4ull * i;
+        est_culprit *c = &out[i];
+        double s = bs->samples ? bs->samples[i] : 0;
+        c->cycles = s * period;
+        double excess = c->cycles - (double)bs->slots[i].m * F;
+        /* two standard deviations of the sample count's Poisson noise */
+        c->stall = excess > 2 * sqrt(s > 1 ? s : 1) * period ? excess : 0;
+        alpha_insn in = insn_at(p, a);
+        alpha_regset uses, defs;
+        alpha_regs(&in, &uses, &defs);
+        if (i == 0)
+            c->causes |= entry;
+        else if ((a & ~(uint64_t)15) == (bl->start & ~(uint64_t)15))
+            /* the rest of the target's fetch block waits out the same bubble */
+            c->causes |= entry & BIT(EST_DYN_TAKEN_BRANCH);
+        if (a % LINE == 0)
+            c->causes |= BIT(EST_DYN_ICACHE);
+        if (a % PAGE == 0)
+            c->causes |= BIT(EST_DYN_ITB);
+        if (in.op && (in.op->flags & (OPF_STORE | OPF_BARRIER)))
+            c->causes |= BIT(EST_DYN_WRITE_BUFFER);
+        if (i > 0) {
+            alpha_insn prev = insn_at(p, a - 4);
+            if (alpha_flow_of(&prev) == FLOW_PAL)
+                c->causes |= BIT(EST_DYN_SYSCALL);
+        }
+        if ((c->load = load_read(p, f, b, a, uses)))
+            c->causes |= BIT(EST_DYN_DCACHE) | BIT(EST_DYN_DTB);
+    }
+}
+
+est_culprits *est_culprits_find(const cfg_program *cfg, const est_freq *freq,
+                                const est_sched *sched, double period)
+{
+    est_culprits *c = calloc(1, sizeof *c);
+    if (!c || !(c->blocks = calloc(cfg->nprocs ? cfg->nprocs : 1, sizeof *c->blocks)) ||
+        !(c->nblocks = calloc(cfg->nprocs ? cfg->nprocs : 1, sizeof *c->nblocks))) {
+        if (c)
+            free(c->blocks);
+        free(c);
+        return NULL;
+    }
+    c->nprocs = cfg->nprocs;
+    for (size_t p = 0; p < cfg->nprocs && p < sched->nprocs; p++) {
+        const cfg_proc *f = &cfg->procs[p];
+        const est_proc_sched *ps = &sched->procs[p];
+        if (f->flags & CFG_PF_MISSING || !ps->nblocks || freq->procs[p].samples <= 0)
+            continue;
+        if (!(c->blocks[p] = calloc(f->nblocks, sizeof *c->blocks[p])))
+            goto oom;
+        c->nblocks[p] = f->nblocks;
+        for (size_t b = 0; b < f->nblocks && b < ps->nblocks; b++) {
+            const est_block_sched *bs = &ps->blocks[b];
+            if (!bs->n)
+                continue;
+            if (!(c->blocks[p][b] = calloc(bs->n, sizeof *c->blocks[p][b])))
+                goto oom;
+            block_culprits(cfg, f, b, freq->procs[p].block[b], bs, period, c->blocks[p][b]);
+        }
+    }
+    return c;
+oom:
+    est_culprits_free(c);
+    return NULL;
+}
+
+void est_culprits_free(est_culprits *c)
+{
+    if (!c)
+        return;
+    for (size_t p = 0; p < c->nprocs; p++) {
+        for (size_t b = 0; c->blocks[p] && b < c->nblocks[p]; b++)
+            free(c->blocks[p][b]);
+        free(c->blocks[p]);
+    }
+    free(c->blocks);
+    free(c->nblocks);
+    free(c);
+}
+
+void est_culprits_accuracy(const cfg_program *cfg, const est_culprits *c, const est_sched *sched,
+                           const profdb_truth *truth, est_culprit_accuracy *out)
+{
+    memset(out, 0, sizeof *out);
+    int col[EST_DYN_COUNT];
+    for (int k = 0; k < EST_DYN_COUNT; k++)
+        col[k] = profdb_truth_cause(truth, est_dyn_names[k]);
+    for (size_t p = 0; p < c->nprocs; p++)
+        for (size_t b = 0; c->blocks[p] && b < c->nblocks[p]; b++) {
+            const est_culprit *row = c->blocks[p][b];
+            const est_block_sched *bs = &sched->procs[p].blocks[b];
+            for (uint32_t i = 0; row && i < bs->n; i++) {
+                double s = bs->samples ? bs->samples[i] : 0;
+                out->samples += s;
+                if (row[i].stall > 0 && !row[i].causes)
+                    out->unexplained += s;
+                long t = profdb_truth_find(truth, cfg->procs[p].blocks[b].start + 4ull * i);
+                if (t < 0)
+                    continue;
+                int ncul = __builtin_popcount(row[i].causes);
+                for (int k = 0; k < EST_DYN_COUNT; k++) {
+                    double v = col[k] < 0 ? 0 : truth->stall[(size_t)t * truth->ncauses + (size_t)col[k]];
+                    out->stall += v;
+                    out->by_cause[k] += v;
+                    out->culprits += v * ncul;
+                    if (row[i].causes & BIT(k)) {
+                        out->covered += v;
+                        out->covered_by_cause[k] += v;
+                    }
+                }
+            }
+        }
+}

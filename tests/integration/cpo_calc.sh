@@ -1,0 +1,55 @@
+#!/bin/bash
+# cpo calc and cpo accuracy on the copy-loop program (DCPI's Figure 2):
+# profiled under cpod with axp's exact counts and per-instruction truth,
+# the estimator's culprits must name the true cause of at least 90% of the
+# dynamic stall cycles with under 8.6% of the samples unexplained; calc must
+# show the stores stalled on the write buffer and the loads the FP adds wait
+# on; bad inputs get clear errors.  Exit 77 when the programs are not built.
+set -u
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+CPO=$BUILD/bin/cpo
+PROG=$BUILD/programs/copyloop-static
+[ -x "$PROG" ] || { echo "programs not built (make programs)"; exit 77; }
+
+. tests/integration/lib/cpod.sh
+"$BUILD/bin/cpod" --db "$DB" --flush 1h || { echo "FAIL cpod did not start"; exit 1; }
+"$BUILD/bin/axp" run --pmu cycles:2000 --collector "$DB" --exact "$T/x.exact" --truth "$T/x.truth" \
+  -- "$PROG" >/dev/null
+"$CPO" flush --db "$DB" >/dev/null
+
+acc=$("$CPO" accuracy --db "$DB" --exact "$T/x.exact" --truth "$T/x.truth" --image "$PROG" --json)
+check "cpo accuracy --truth runs" [ $? -eq 0 ]
+covered=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["culprits"]["covered"])' <<<"$acc")
+unexpl=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["culprits"]["unexplained"])' <<<"$acc")
+echo "     true cause among the culprits: $covered; unexplained: $unexpl of the samples"
+check "the culprits name the true cause of 90% of the dynamic stall" \
+  python3 -c "import sys; sys.exit(0 if $covered >= 0.90 else 1)"
+check "under 8.6% of the samples unexplained" python3 -c "import sys; sys.exit(0 if $unexpl < 0.086 else 1)"
+
+calc=$("$CPO" calc main --db "$DB" --image "$PROG")
+check "cpo calc runs" [ $? -eq 0 ]
+check "a store stalls on the write buffer" grep -qE ' st[qlts]	.*dynamic stall [0-9.]+: .*write_buffer' <<<"$calc"
+check "an instruction waits on a load that missed, named" grep -qE 'dynamic stall [0-9.]+: .*dcache.* on [0-9a-f]+' <<<"$calc"
+check "static dependency stalls name the instruction waited on" grep -qE 'static dependency stall [0-9]+ on [0-9a-f]+' <<<"$calc"
+json=$("$CPO" calc --all --json --db "$DB" --image "$PROG")
+check "calc --all --json is JSON with culprits" python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+ins = [i for p in d["procedures"] for i in p["instructions"]]
+sys.exit(0 if any("write_buffer" in i["culprits"] for i in ins) else 1)' <<<"$json"
+
+# bad input
+err=$("$CPO" calc nosuchproc --db "$DB" --image "$PROG" 2>&1)
+check "an unknown procedure is named" grep -q "no procedure named 'nosuchproc'" <<<"$err"
+err=$("$CPO" calc main --db "$DB" --image /nonexistent 2>&1)
+check "a missing image is named" grep -q '/nonexistent' <<<"$err"
+head -c 300 "$T/x.truth" >"$T/short.truth"
+err=$("$CPO" accuracy --db "$DB" --exact "$T/x.exact" --truth "$T/short.truth" --image "$PROG" 2>&1)
+check "a truncated truth file is an error naming its line" grep -qE 'short.truth:[0-9]+:' <<<"$err"
+head -c 2000 "$T/x.exact" >"$T/short.exact"
+err=$("$CPO" accuracy --db "$DB" --exact "$T/short.exact" --image "$PROG" 2>&1)
+check "a truncated exact file is an error" [ -n "$err" ]
+exit $status
