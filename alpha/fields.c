@@ -123,10 +123,3 @@ bool alpha_invert_branch(uint32_t *word)
     return true;
 }
 
-const char *alpha_pal_name(uint32_t func)
-{
-    for (size_t i = 0; i < alpha_optable_len && alpha_optable[i].format == AF_PAL; i++)
-        if (alpha_optable[i].func == func)
-            return alpha_optable[i].name;
-    return NULL;
-}

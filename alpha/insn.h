@@ -235,9 +235,6 @@ typedef bool (*alpha_symbolizer)(void *ctx, uint64_t addr, char *buf, size_t siz
  * hint targets are followed by " <name>".  Returns the length written. */
 int alpha_disasm(const alpha_insn *i, uint64_t pc, char *buf, size_t size,
                  alpha_symbolizer sym, void *ctx);
-
-/* PAL function names for CALL_PAL (bpt, callsys, imb, rduniq, ...). */
-const char *alpha_pal_name(uint32_t func);
 enum {
     PAL_HALT = 0x00, PAL_BPT = 0x80, PAL_BUGCHK = 0x81, PAL_CALLSYS = 0x83,
     PAL_IMB = 0x86, PAL_RDUNIQ = 0x9e, PAL_WRUNIQ = 0x9f, PAL_GENTRAP = 0xaa

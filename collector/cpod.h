@@ -74,9 +74,6 @@ typedef struct cpod_machine {
 drv *cpod_attach(const char *db_dir, const cpod_machine *m, char *path_out, size_t path_size,
                  drv_error *err);
 
-/* The short form: ncpus CPUs, standard events, default driver sizes. */
-drv *cpod_attach_simple(const char *db_dir, unsigned ncpus, drv_error *err);
-
 /* Is a daemon serving db_dir on this host?  Its pid in *pid if so. */
 bool cpod_running(const char *db_dir, int *pid);
 

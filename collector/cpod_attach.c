@@ -76,12 +76,6 @@ drv *cpod_attach(const char *db_dir, const cpod_machine *m, char *path_out, size
     return d;
 }
 
-drv *cpod_attach_simple(const char *db_dir, unsigned ncpus, drv_error *err)
-{
-    cpod_machine m = { .ncpus = ncpus };
-    return cpod_attach(db_dir, &m, NULL, 0, err);
-}
-
 bool cpod_running(const char *db_dir, int *pid)
 {
     char state[CPOD_PATH_MAX], msg[256], path[CPOD_PATH_MAX + 8];

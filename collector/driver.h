@@ -55,6 +55,7 @@ const char *drv_strerror(int code);
 
 /* Limits of the packed entry (see docs/driver-shm.md). */
 #define DRV_MAX_PID    0xffffffu    /* 24 bits */
+#define DRV_MAX_BUILD_ID 64u        /* bytes of build-id a LOAD notice carries */
 #define DRV_MAX_EVENT  0xffu        /* 8 bits */
 #define DRV_MAX_CPUS   1024u
 #define DRV_WAYS       4u
@@ -204,7 +205,7 @@ typedef struct drv_notice {
     uint32_t ppid;            /* FORK: the parent */
     int32_t status;           /* EXIT: the wait status */
     uint64_t base, size, offset;   /* LOAD: mapped at base, size bytes, from file offset */
-    uint8_t build_id[64];
+    uint8_t build_id[DRV_MAX_BUILD_ID];
     size_t build_id_len;
     const char *path;         /* LOAD: NUL-terminated; valid only during the callback */
 } drv_notice;

@@ -35,7 +35,6 @@
 #define DRV_MIN_NOTICE   (16u << 10)
 #define DRV_MAX_NOTICE   (1u << 28)
 #define DRV_MAX_PATH     4095u
-#define DRV_MAX_BUILD_ID 64u
 #define DRV_SALVAGE_CHUNK 1024u
 
 /* Byte ranges locked (Linux open-file-description locks) to say who is

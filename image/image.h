@@ -83,6 +83,9 @@ typedef struct image_dyn {
     uint64_t val;
 } image_dyn;
 
+/* The most build-id bytes an image keeps (GNU tools write 20). */
+#define IMAGE_MAX_BUILD_ID 64
+
 typedef struct image {
     char *path;
     uint16_t type;                  /* ET_EXEC or ET_DYN */
@@ -91,7 +94,7 @@ typedef struct image {
     uint64_t gp;                    /* the GP value (symbol _gp, or derived) */
     bool     has_gp;
     char    *interp;                /* PT_INTERP string, NULL for static */
-    uint8_t  build_id[64];
+    uint8_t  build_id[IMAGE_MAX_BUILD_ID];
     size_t   build_id_len;          /* 0 when the image has none */
 
     size_t nsegments;   image_segment *segments;

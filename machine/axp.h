@@ -113,7 +113,6 @@ mm *mm_fork(mm *src);              /* copy-on-write copy */
 void mm_put(machine *m, mm *x);
 pte *mm_pte(mm *x, uint64_t va, bool create);
 void tlb_flush(mm *x);
-long mem_fill_fd(mm *x, uint64_t va, uint64_t len, int fd, int64_t off);
 void mm_discard(mm *x, uint64_t start, uint64_t len);
 int mm_move(machine *m, mm *x, uint64_t from, uint64_t len, uint64_t to);
 const uint8_t *mem_code_page(mm *x, uint64_t va, pte **pp);

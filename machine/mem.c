@@ -668,27 +668,6 @@ void mem_store_slow(thread *t, block *b, const dinsn *d, uint64_t ea, uint64_t v
 
 /* ---- bulk operations for mmap, mremap, madvise ----------------------------- */
 
-long mem_fill_fd(mm *x, uint64_t va, uint64_t len, int fd, int64_t off)
-{
-    uint64_t done = 0;
-    while (done < len) {
-        int code;
-        uint8_t *pg = page_get(x, va + done, GP_W, true, &code);
-        if (!pg)
-            return -A_EFAULT;
-        size_t in = PG_SIZE - ((va + done) & PG_MASK);
-        if (in > len - done)
-            in = len - done;
-        ssize_t r = pread(fd, pg + ((va + done) & PG_MASK), in, off + (int64_t)done);
-        if (r < 0)
-            return -xerrno(errno);
-        done += (uint64_t)r;
-        if ((size_t)r < in)
-            break;          /* end of file: the rest stays zero */
-    }
-    return (long)done;
-}
-
 void mm_discard(mm *x, uint64_t start, uint64_t len)
 {
     code_invalidate_range(x, start, start + len);

@@ -74,7 +74,6 @@ void profdb_set_warn(profdb *db, void (*warn)(void *ctx, const char *msg), void 
     db->warn_ctx = ctx;
 }
 
-void profdb_set_level(profdb *db, int level) { db->level = level; }
 
 void profdb_strv_free(char **v)
 {

@@ -134,8 +134,6 @@ const char *profdb_dir(const profdb *db);
 /* Warnings (a file skipped, a corrupt profile set aside) go here; by
  * default they are printed to stderr. */
 void profdb_set_warn(profdb *db, void (*warn)(void *ctx, const char *msg), void *ctx);
-/* zstd level for profiles this handle writes (default 9). */
-void profdb_set_level(profdb *db, int level);
 
 /* Epoch names, oldest first, as a NULL-terminated array freed with
  * profdb_strv_free. */

@@ -31,7 +31,7 @@ typedef struct addrmap_entry {
 typedef struct addrmap {
     size_t n, cap;
     addrmap_entry *e;             /* sorted by new_addr, not overlapping */
-    uint8_t build_id[64];         /* the original image's build-id */
+    uint8_t build_id[IMAGE_MAX_BUILD_ID];   /* the original image's build-id */
     size_t build_id_len;
 } addrmap;
 

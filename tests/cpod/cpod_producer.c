@@ -39,7 +39,7 @@
 typedef struct img {
     const char *path, *base;
     char key[160];
-    uint8_t bid[64];
+    uint8_t bid[DRV_MAX_BUILD_ID];
     size_t bidlen;
     image_segment seg[16];
     size_t nseg;

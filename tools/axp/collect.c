@@ -168,7 +168,7 @@ static void on_image(void *ctx, const axp_image_event *e)
         return;
     if (e->kind == AXP_IMAGE_LOAD) {
         const char *host = e->host_path ? e->host_path : e->path;
-        uint8_t bid[64];   /* the most a notice carries (docs/driver-shm.md) */
+        uint8_t bid[DRV_MAX_BUILD_ID];
         size_t nb = unhex(e->build_id, bid, sizeof bid);
         /* a full ring is counted by the driver (notices_lost), nothing to add */
         drv_notice_load(c->d, (uint32_t)e->pid, e->base, e->size, e->offset,
