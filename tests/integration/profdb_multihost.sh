@@ -23,9 +23,17 @@ for i in "${!hosts[@]}"; do
   "$D" hostwrite "$db" "${hosts[$i]}" $((i + 1)) $N &
   pids+=($!)
 done
-sleep 1
+# the new epoch starts once a writer has merged, while they still run: a
+# run where they were all done first would test nothing
+for _ in $(seq 200); do
+  ls "$db"/*/*/*.prof >/dev/null 2>&1 && break
+  sleep 0.05
+done
 epoch=$("$D" newepoch "$db") || { echo "FAIL: new epoch"; exit 1; }
-echo "new epoch $epoch started while the writers ran"
+running=0
+for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && running=$((running + 1)); done
+[ "$running" -gt 0 ] || { echo "FAIL: every writer had finished before the new epoch started"; exit 1; }
+echo "new epoch $epoch started while $running of ${#pids[@]} writers ran"
 status=0
 for i in "${!pids[@]}"; do
   wait "${pids[$i]}" || { echo "FAIL: writer $((i + 1)) (host ${hosts[$i]})"; status=1; }
