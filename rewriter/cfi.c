@@ -7,42 +7,6 @@
 
 #include "rewriter/cfi.h"
 
-bool cfi_read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-    uint64_t r = 0;
-    unsigned shift = 0;
-    while (*p < end) {
-        uint8_t b = *(*p)++;
-        if (shift < 64)
-            r |= (uint64_t)(b & 0x7f) << shift;
-        shift += 7;
-        if (!(b & 0x80)) {
-            *v = r;
-            return true;
-        }
-    }
-    return false;
-}
-
-bool cfi_read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
-{
-    uint64_t r = 0;
-    unsigned shift = 0;
-    while (*p < end) {
-        uint8_t b = *(*p)++;
-        if (shift < 64)
-            r |= (uint64_t)(b & 0x7f) << shift;
-        shift += 7;
-        if (!(b & 0x80)) {
-            if (shift < 64 && (b & 0x40))
-                r |= ~(uint64_t)0 << shift;
-            *v = (int64_t)r;
-            return true;
-        }
-    }
-    return false;
-}
-
 static bool push(cfi_rows *out, const cfi_row *row)
 {
     if (out->n && out->row[out->n - 1].loc == row->loc) {
@@ -94,7 +58,7 @@ bool cfi_run(const uint8_t *prog, size_t len, const cfi_cie_info *ci, const cfi_
             break;
         case 2:
             reg = op & 0x3f;
-            if (!cfi_read_uleb(&p, end, &u))
+            if (!leb128_read_u(&p, end, &u))
                 FAIL("truncated DW_CFA_offset");
             if (reg >= CFI_NREGS)
                 FAIL("register %llu out of range", (unsigned long long)reg);
@@ -143,7 +107,7 @@ bool cfi_run(const uint8_t *prog, size_t len, const cfi_cie_info *ci, const cfi_
                 break;
             }
             case 0x05: case 0x14:        /* offset_extended, val_offset */
-                if (!cfi_read_uleb(&p, end, &reg) || !cfi_read_uleb(&p, end, &u))
+                if (!leb128_read_u(&p, end, &reg) || !leb128_read_u(&p, end, &u))
                     FAIL("truncated register rule");
                 if (reg >= CFI_NREGS)
                     FAIL("register %llu out of range", (unsigned long long)reg);
@@ -152,15 +116,15 @@ bool cfi_run(const uint8_t *prog, size_t len, const cfi_cie_info *ci, const cfi_
                 cur->r[reg] = (cfi_rule){ op == 0x05 ? CFI_OFFSET : CFI_VALOFF, off5 };
                 continue;
             case 0x11: case 0x15: case 0x2f: /* *_sf, GNU_negative_offset_extended */
-                if (!cfi_read_uleb(&p, end, &reg))
+                if (!leb128_read_u(&p, end, &reg))
                     FAIL("truncated register rule");
                 if (op == 0x2f) {
-                    if (!cfi_read_uleb(&p, end, &u))
+                    if (!leb128_read_u(&p, end, &u))
                         FAIL("truncated register rule");
                     if (u > INT64_MAX)
                         FAIL("offset out of range");
                     s = -(int64_t)u;
-                } else if (!cfi_read_sleb(&p, end, &s)) {
+                } else if (!leb128_read_s(&p, end, &s)) {
                     FAIL("truncated register rule");
                 }
                 if (reg >= CFI_NREGS)
@@ -170,7 +134,7 @@ bool cfi_run(const uint8_t *prog, size_t len, const cfi_cie_info *ci, const cfi_
                 cur->r[reg] = (cfi_rule){ op == 0x15 ? CFI_VALOFF : CFI_OFFSET, off11 };
                 continue;
             case 0x06: case 0x07: case 0x08: /* restore_extended, undefined, same_value */
-                if (!cfi_read_uleb(&p, end, &reg))
+                if (!leb128_read_u(&p, end, &reg))
                     FAIL("truncated register rule");
                 if (reg >= CFI_NREGS)
                     FAIL("register %llu out of range", (unsigned long long)reg);
@@ -178,7 +142,7 @@ bool cfi_run(const uint8_t *prog, size_t len, const cfi_cie_info *ci, const cfi_
                             : (cfi_rule){ op == 0x07 ? CFI_UNDEF : CFI_SAME, 0 };
                 continue;
             case 0x09:                   /* register */
-                if (!cfi_read_uleb(&p, end, &reg) || !cfi_read_uleb(&p, end, &u))
+                if (!leb128_read_u(&p, end, &reg) || !leb128_read_u(&p, end, &u))
                     FAIL("truncated DW_CFA_register");
                 if (reg >= CFI_NREGS)
                     FAIL("register %llu out of range", (unsigned long long)reg);
@@ -198,34 +162,34 @@ bool cfi_run(const uint8_t *prog, size_t len, const cfi_cie_info *ci, const cfi_
                 continue;
             }
             case 0x0c:                   /* def_cfa */
-                if (!cfi_read_uleb(&p, end, &reg) || !cfi_read_uleb(&p, end, &u))
+                if (!leb128_read_u(&p, end, &reg) || !leb128_read_u(&p, end, &u))
                     FAIL("truncated DW_CFA_def_cfa");
                 cur->cfa_reg = (uint32_t)reg;
                 cur->cfa_off = (int64_t)u;
                 continue;
             case 0x12:                   /* def_cfa_sf */
-                if (!cfi_read_uleb(&p, end, &reg) || !cfi_read_sleb(&p, end, &s))
+                if (!leb128_read_u(&p, end, &reg) || !leb128_read_s(&p, end, &s))
                     FAIL("truncated DW_CFA_def_cfa_sf");
                 cur->cfa_reg = (uint32_t)reg;
                 SCALED(s, ci->data_align, &cur->cfa_off);
                 continue;
             case 0x0d:                   /* def_cfa_register */
-                if (!cfi_read_uleb(&p, end, &reg))
+                if (!leb128_read_u(&p, end, &reg))
                     FAIL("truncated DW_CFA_def_cfa_register");
                 cur->cfa_reg = (uint32_t)reg;
                 continue;
             case 0x0e:                   /* def_cfa_offset */
-                if (!cfi_read_uleb(&p, end, &u))
+                if (!leb128_read_u(&p, end, &u))
                     FAIL("truncated DW_CFA_def_cfa_offset");
                 cur->cfa_off = (int64_t)u;
                 continue;
             case 0x13:                   /* def_cfa_offset_sf */
-                if (!cfi_read_sleb(&p, end, &s))
+                if (!leb128_read_s(&p, end, &s))
                     FAIL("truncated DW_CFA_def_cfa_offset_sf");
                 SCALED(s, ci->data_align, &cur->cfa_off);
                 continue;
             case 0x2e:                   /* GNU_args_size */
-                if (!cfi_read_uleb(&p, end, &u))
+                if (!leb128_read_u(&p, end, &u))
                     FAIL("truncated DW_CFA_GNU_args_size");
                 cur->args_size = u;
                 continue;

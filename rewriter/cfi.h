@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/leb128.h"
+
 #define CFI_NREGS 80             /* Alpha: 0-31 integer, 32-63 FP, 64.. */
 
 typedef enum {
@@ -73,8 +75,6 @@ void cfi_put(cfi_out *o, const void *p, size_t n);
 void cfi_uleb(cfi_out *o, uint64_t v);
 void cfi_sleb(cfi_out *o, int64_t v);
 
-/* LEB128 readers: false past the end. */
-bool cfi_read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v);
-bool cfi_read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v);
+/* LEB128 readers: common/leb128.h. */
 
 #endif

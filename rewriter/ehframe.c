@@ -100,7 +100,7 @@ static bool parse_cie(struct rw_eh *e, size_t off, size_t size, eh_cie *c, char 
     p += alen + 1;
     uint64_t ra;
     int64_t da;
-    if (!cfi_read_uleb(&p, end, &c->ci.code_align) || !cfi_read_sleb(&p, end, &da) ||
+    if (!leb128_read_u(&p, end, &c->ci.code_align) || !leb128_read_s(&p, end, &da) ||
         !c->ci.code_align || !da)
         return efail(err, errlen, "CIE at 0x%zx truncated", off);
     c->ci.data_align = da;
@@ -108,7 +108,7 @@ static bool parse_cie(struct rw_eh *e, size_t off, size_t size, eh_cie *c, char 
         if (p >= end)
             return efail(err, errlen, "CIE at 0x%zx truncated", off);
         ra = *p++;
-    } else if (!cfi_read_uleb(&p, end, &ra)) {
+    } else if (!leb128_read_u(&p, end, &ra)) {
         return efail(err, errlen, "CIE at 0x%zx truncated", off);
     }
     const uint8_t *augend = NULL;
@@ -116,7 +116,7 @@ static bool parse_cie(struct rw_eh *e, size_t off, size_t size, eh_cie *c, char 
         switch (aug[i]) {
         case 'z': {
             uint64_t l;
-            if (i || !cfi_read_uleb(&p, end, &l) || l > (uint64_t)(end - p))
+            if (i || !leb128_read_u(&p, end, &l) || l > (uint64_t)(end - p))
                 return efail(err, errlen, "CIE at 0x%zx: bad augmentation", off);
             c->z = true;
             augend = p + l;
@@ -223,7 +223,7 @@ bool rw_eh_parse(struct rw_eh *e, char *err, size_t errlen)
             const uint8_t *p = e->d + q, *end = e->d + off + size;
             if (c->z) {
                 uint64_t l;
-                if (!cfi_read_uleb(&p, end, &l) || l > (uint64_t)(end - p))
+                if (!leb128_read_u(&p, end, &l) || l > (uint64_t)(end - p))
                     return efail(err, errlen, "FDE at 0x%zx truncated", off);
                 f->aug_off = (size_t)(p - e->d);
                 f->aug_len = (size_t)l;

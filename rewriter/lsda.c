@@ -27,7 +27,7 @@ static bool rd_u8(rd *r, uint8_t *v)
 static bool rd_uleb(rd *r, uint64_t *v)
 {
     const uint8_t *s = r->p;
-    if (!cfi_read_uleb(&r->p, r->end, v))
+    if (!leb128_read_u(&r->p, r->end, v))
         return false;
     r->addr += (uint64_t)(r->p - s);
     return true;
@@ -36,7 +36,7 @@ static bool rd_uleb(rd *r, uint64_t *v)
 static bool rd_sleb(rd *r, int64_t *v)
 {
     const uint8_t *s = r->p;
-    if (!cfi_read_sleb(&r->p, r->end, v))
+    if (!leb128_read_s(&r->p, r->end, v))
         return false;
     r->addr += (uint64_t)(r->p - s);
     return true;
