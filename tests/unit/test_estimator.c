@@ -11,9 +11,9 @@
 #include <zlib.h>
 
 #include "estimator/diff.h"
-#include "estimator/pprof.h"
+#include "report/pprof.h"
 #include "estimator/profset.h"
-#include "estimator/protobuf.h"
+#include "report/protobuf.h"
 #include "estimator/samples.h"
 #include "estimator/stats.h"
 #include "tests/profdb/testutil.h"

@@ -2,12 +2,12 @@
  * cpo export --pprof FILE [--db DIR] [-e EVENT]... [--epoch E | --all-epochs]
  *
  * A profile selection in another tool's format; for now pprof's
- * profile.proto, gzip-compressed (estimator/pprof.c, docs/profile-tools.md).
+ * profile.proto, gzip-compressed (report/pprof.c, docs/profile-tools.md).
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "estimator/pprof.h"
+#include "report/pprof.h"
 #include "estimator/profset.h"
 #include "tools/cpo/commands.h"
 

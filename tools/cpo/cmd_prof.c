@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/json.h"
 #include "estimator/profset.h"
 #include "estimator/samples.h"
+#include "report/rows.h"
 #include "tools/cpo/commands.h"
 
 static const char USAGE[] =
@@ -32,30 +32,6 @@ static int digits(uint64_t v)
         d++;
     }
     return d;
-}
-
-static void print_json(const est_set *s, const est_row *rows, size_t n, bool per_image)
-{
-    printf("[");
-    for (size_t i = 0; i < n; i++) {
-        const est_row *r = &rows[i];
-        printf("%s\n  {", i ? "," : "");
-        if (!per_image) {
-            printf("\"procedure\": ");
-            json_string(stdout, r->name);
-            printf(", ");
-        }
-        printf("\"image\": ");
-        json_string(stdout, s->images[r->image].path);
-        printf(", \"samples\": {");
-        for (size_t e = 0; e < s->nevents; e++) {
-            printf("%s", e ? ", " : "");
-            json_string(stdout, s->events[e]);
-            printf(": %" PRIu64, r->counts[e]);
-        }
-        printf("}}");
-    }
-    printf("%s]\n", n ? "\n" : "");
 }
 
 static void print_table(const est_set *s, const est_row *rows, size_t n, bool per_image)
@@ -163,7 +139,7 @@ int cmd_prof(int argc, char **argv)
         est_rows_sort(&s, rows, n, 0);
         size_t shown = limit && limit < n ? limit : n;
         if (json)
-            print_json(&s, rows, shown, per_image);
+            rpt_rows_json(stdout, &s, rows, shown, per_image);
         else
             print_table(&s, rows, shown, per_image);
         if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -1,5 +1,5 @@
 /*
- * estimator/pprof.h: a profile selection as pprof's profile.proto
+ * report/pprof.h: a profile selection as pprof's profile.proto
  * (github.com/google/pprof, proto/profile.proto), for `pprof` and the
  * tools that read its format.
  *
@@ -13,8 +13,8 @@
  * Pseudo-procedures ("[.plt]", "[image not read]", "[unknown]") appear as
  * functions of that name with the image path as their file name.
  */
-#ifndef ESTIMATOR_PPROF_H
-#define ESTIMATOR_PPROF_H
+#ifndef REPORT_PPROF_H
+#define REPORT_PPROF_H
 
 #include "estimator/samples.h"
 

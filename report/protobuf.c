@@ -1,11 +1,11 @@
 /*
  * estimator/protobuf.c: the protocol-buffers wire format, writing only
- * (estimator/protobuf.h).
+ * (report/protobuf.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "estimator/protobuf.h"
+#include "report/protobuf.h"
 
 static bool reserve(pb_buf *b, size_t more)
 {

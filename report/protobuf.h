@@ -1,12 +1,12 @@
 /*
- * estimator/protobuf.h: just enough of the protocol-buffers wire format to
+ * report/protobuf.h: just enough of the protocol-buffers wire format to
  * write pprof profiles: varints and length-delimited fields into a
  * growing buffer.  A nested message is built in a buffer of its own and
  * appended whole, which costs a copy but keeps the encoder trivially
  * correct (lengths are known before they are written).
  */
-#ifndef ESTIMATOR_PROTOBUF_H
-#define ESTIMATOR_PROTOBUF_H
+#ifndef REPORT_PROTOBUF_H
+#define REPORT_PROTOBUF_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /*
  * estimator/pprof.c: writing a selection as pprof's profile.proto
- * (estimator/pprof.h).  Field numbers are those of profile.proto.
+ * (report/pprof.h).  Field numbers are those of profile.proto.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,8 +14,8 @@
 #include "common/hex.h"
 #include "common/hash.h"
 #include "common/outfile.h"
-#include "estimator/pprof.h"
-#include "estimator/protobuf.h"
+#include "report/pprof.h"
+#include "report/protobuf.h"
 
 enum {
     /* Profile */
