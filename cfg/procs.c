@@ -42,12 +42,17 @@ bool cfg_is_code(const cfg_program *p, uint64_t addr)
 
 bool cfg_word(const cfg_program *p, uint64_t addr, uint32_t *word)
 {
-    const image_section *s = code_section(p, addr);
-    if (!s || (addr & 3) || addr + 4 > s->addr + s->size)
+    if (addr & 3)
         return false;
-    const uint8_t *b = s->data + (addr - s->addr);
-    *word = le_get32(b);
-    return true;
+    /* sections may overlap in a damaged image: any that holds all four bytes */
+    for (size_t i = 0; i < p->ncode; i++) {
+        const image_section *s = p->code[i];
+        if (addr >= s->addr && addr - s->addr < s->size && s->size - (addr - s->addr) >= 4) {
+            *word = le_get32(s->data + (addr - s->addr));
+            return true;
+        }
+    }
+    return false;
 }
 
 uint64_t cfg_past_padding(const cfg_program *p, uint64_t addr)

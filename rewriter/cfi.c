@@ -287,11 +287,13 @@ void cfi_sleb(cfi_out *o, int64_t v)
     }
 }
 
-void cfi_emit_advance(cfi_out *o, const cfi_cie_info *ci, uint64_t delta)
+bool cfi_emit_advance(cfi_out *o, const cfi_cie_info *ci, uint64_t delta)
 {
+    if (!ci->code_align || delta % ci->code_align || delta / ci->code_align > UINT32_MAX)
+        return false;   /* an advance cannot say it */
     uint64_t d = delta / ci->code_align;
     if (!d)
-        return;
+        return true;
     if (d < 0x40) {
         put1(o, (uint8_t)(0x40 | d));
     } else if (d <= 0xff) {
@@ -304,6 +306,7 @@ void cfi_emit_advance(cfi_out *o, const cfi_cie_info *ci, uint64_t delta)
         uint8_t b[5] = { 0x04, (uint8_t)d, (uint8_t)(d >> 8), (uint8_t)(d >> 16), (uint8_t)(d >> 24) };
         cfi_put(o, b, 5);
     }
+    return true;
 }
 
 bool cfi_emit_delta(cfi_out *o, const cfi_cie_info *ci, const cfi_row *init,

@@ -69,8 +69,9 @@ typedef struct cfi_out {
  * for DW_CFA_restore).  Returns false when `to` cannot be expressed. */
 bool cfi_emit_delta(cfi_out *o, const cfi_cie_info *ci, const cfi_row *init,
                     const cfi_row *from, const cfi_row *to);
-/* Advance by delta bytes (a multiple of the code alignment factor). */
-void cfi_emit_advance(cfi_out *o, const cfi_cie_info *ci, uint64_t delta);
+/* Advance by delta bytes; false when delta is not a multiple of the code
+ * alignment factor or too far for one advance. */
+bool cfi_emit_advance(cfi_out *o, const cfi_cie_info *ci, uint64_t delta);
 void cfi_put(cfi_out *o, const void *p, size_t n);
 void cfi_uleb(cfi_out *o, uint64_t v);
 void cfi_sleb(cfi_out *o, int64_t v);

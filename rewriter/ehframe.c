@@ -544,7 +544,11 @@ static bool emit_piece(builder *b, const eh_fde *f, const cfi_rows *rows, const 
         const cfi_row *want = cfi_at(rows, u[i].old);
         if (cfi_same(&cur, want))
             continue;
-        cfi_emit_advance(&b->o, &c->ci, u[i].addr - loc);
+        if (!cfi_emit_advance(&b->o, &c->ci, u[i].addr - loc))
+            return rw_fail(b->cx, "%s: .eh_frame: moved code at 0x%llx is not a whole number of "
+                           "the CIE's code alignment (%llu) away from its FDE's start",
+                           b->cx->img->path, (unsigned long long)u[i].addr,
+                           (unsigned long long)c->ci.code_align);
         loc = u[i].addr;
         if (!cfi_emit_delta(&b->o, &c->ci, &c->init, &cur, want))
             return rw_fail(b->cx, "%s: .eh_frame: cannot express the unwind rules at 0x%llx",

@@ -40,8 +40,9 @@ run_fuzzer() {
   name=fuzz-$(basename "$fz")
   corpus=$BUILD/fuzz/corpus-$(basename "$fz")
   mkdir -p "$corpus"
-  "$fz" -max_total_time="${FUZZ_SECONDS:-20}" -rss_limit_mb=2048 "$corpus" tests/fuzz/seeds \
-    >"$LOG/$name.log" 2>&1
+  # a crash input goes to the logs, not into the checkout
+  "$fz" -max_total_time="${FUZZ_SECONDS:-20}" -rss_limit_mb=2048 -artifact_prefix="$LOG/$name-" \
+    "$corpus" tests/fuzz/seeds >"$LOG/$name.log" 2>&1
   echo $? >"$LOG/$name.result"
 }
 fuzzers=()

@@ -27,7 +27,8 @@ static void round_trip(const eh_cie *c, const eh_fde *f, const cfi_rows *rows)
             goto out;       /* not a layout the rewriter writes */
         if (cfi_same(&cur, want))
             continue;
-        cfi_emit_advance(&o, &c->ci, want->loc - loc);
+        if (!cfi_emit_advance(&o, &c->ci, want->loc - loc))
+            goto out;       /* a row no advance can reach: refused */
         loc = want->loc;
         if (!cfi_emit_delta(&o, &c->ci, &c->init, &cur, want))
             goto out;       /* refused with a reason: fine */

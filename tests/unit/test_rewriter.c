@@ -221,7 +221,7 @@ Test(cfi, run_emit_run)
     cfi_row prev = init;
     uint64_t loc = 0x1000;
     for (size_t i = 0; i < rows.n; i++) {
-        cfi_emit_advance(&o, &ci, rows.row[i].loc - loc);
+        cr_assert(cfi_emit_advance(&o, &ci, rows.row[i].loc - loc));
         loc = rows.row[i].loc;
         cr_assert(cfi_emit_delta(&o, &ci, &init, &prev, &rows.row[i]));
         prev = rows.row[i];
