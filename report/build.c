@@ -215,6 +215,14 @@ void rpt_free(rpt *r)
     memset(r, 0, sizeof *r);
 }
 
+double rpt_stall_scale(const rpt *r, int k)
+{
+    uint64_t runs[2];
+    for (int i = 0; i < 2; i++)
+        runs[i] = r->side[i].exits[0] + r->side[i].exits[1] + r->side[i].exits[2];
+    return runs[0] && runs[1] ? 1.0 / (double)runs[k] : 1;
+}
+
 size_t rpt_hot(const rpt *r, size_t max)
 {
     double total = r->side[0].samples + r->side[1].samples, seen = 0;

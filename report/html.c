@@ -115,11 +115,12 @@ static void stalls(const rpt *r, FILE *f, size_t n)
         for (int k = 0; k < 2; k++) {
             double t = 0;
             for (unsigned c = 0; c < RPT_NCAUSES; c++)
-                t += rpt_cause_name(c) ? r->procs[i].stall[k][c] : 0;
+                t += rpt_cause_name(c) ? r->procs[i].stall[k][c] * rpt_stall_scale(r, k) : 0;
             if (t > m)
                 m = t;
         }
-    fputs("<h2>Stall cycles by cause (estimated)</h2>\n", f);
+    fprintf(f, "<h2>Stall cycles by cause (estimated%s)</h2>\n",
+            rpt_stall_scale(r, 0) < 1 ? ", per run" : "");
     fprintf(f, "<svg width=\"760\" height=\"%zu\" role=\"img\" aria-label=\"stalls\">\n", 40 + 44 * n);
     int x = 0;
     for (unsigned c = 0; c < RPT_NCAUSES; c++)
@@ -139,7 +140,7 @@ static void stalls(const rpt *r, FILE *f, size_t n)
             for (unsigned c = 0; c < RPT_NCAUSES; c++) {
                 if (!rpt_cause_name(c) || m <= 0)
                     continue;
-                double w = 520 * p->stall[k][c] / m;
+                double w = 520 * p->stall[k][c] * rpt_stall_scale(r, k) / m;
                 fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"16\" fill=\"%s\"/>\n",
                         at, y + 18 * k, w, cause_colour[c]);
                 at += w;

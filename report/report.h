@@ -63,6 +63,10 @@ bool rpt_build(const char *db, const char *epoch, const char *before, const char
                char *err, size_t errlen);
 void rpt_free(rpt *r);
 
+/* What to multiply side k's stall cycles by to compare the sides: 1/runs
+ * when both sides counted runs, else 1 (totals). */
+double rpt_stall_scale(const rpt *r, int k);
+
 /* The procedures worth showing: the first n covering most samples. */
 size_t rpt_hot(const rpt *r, size_t max);
 

@@ -54,13 +54,15 @@ void rpt_text(const rpt *r, FILE *f, size_t max)
             fprintf(f, " %8.0f %8.0f", p->imiss[0], p->imiss[1]);
         fputc('\n', f);
     }
-    fprintf(f, "\nstall cycles by cause (estimated), before -> after\n");
+    fprintf(f, "\nstall cycles by cause (estimated%s), before -> after\n",
+            rpt_stall_scale(r, 0) < 1 ? ", per run" : "");
     for (size_t i = 0; i < n && i < 10; i++) {
         const rpt_proc *p = &r->procs[i];
         fprintf(f, "%-28.28s", p->name);
         for (unsigned c = 0; c < RPT_NCAUSES; c++)
             if (rpt_cause_name(c) && (p->stall[0][c] > 0 || p->stall[1][c] > 0))
-                fprintf(f, " %s %.0f -> %.0f;", rpt_cause_name(c), p->stall[0][c], p->stall[1][c]);
+                fprintf(f, " %s %.0f -> %.0f;", rpt_cause_name(c), p->stall[0][c] * rpt_stall_scale(r, 0),
+                        p->stall[1][c] * rpt_stall_scale(r, 1));
         fputc('\n', f);
     }
     fprintf(f, "\nI-cache placement (%u-byte cache): first line's set, lines\n", r->icache_size);
