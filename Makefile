@@ -37,7 +37,7 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
 FUZZERS   := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 
-.PHONY: all install test unit unit-asan fuzz bench workloads programs demo week clean
+.PHONY: all install test check unit unit-asan fuzz bench workloads programs demo week clean
 all: $(TOOL_BINS)
 
 # ---- objects and room libraries -------------------------------------------
@@ -151,6 +151,8 @@ workloads:
 # ---- whole suite, benchmarks, demo --------------------------------------
 test: all $(BUILD)/tests/unit $(BUILD)/asan/tests/unit $(FUZZERS) $(DRIVER_TESTS) $(PROFDB_DRIVERS) $(CPOD_TESTS) programs workloads
 	scripts/run-tests.sh
+check: all $(BUILD)/tests/unit $(BUILD)/asan/tests/unit $(FUZZERS) $(DRIVER_TESTS) $(PROFDB_DRIVERS) $(CPOD_TESTS) programs workloads
+	QUICK=1 scripts/run-tests.sh
 bench: all $(DRIVER_TESTS) $(PROFDB_DRIVERS) $(CPOD_TESTS) programs workloads
 	scripts/bench.sh
 demo: all programs workloads

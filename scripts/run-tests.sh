@@ -2,7 +2,9 @@
 # Runs the whole suite after `make test` has built it: the unit tests plain and
 # under ASan+UBSan, a short run of every fuzzer, and every integration test in
 # tests/integration (a script: exit 0 passes, 77 skips, anything else fails).
-# Ends with the line "N passed, N failed".
+# With QUICK=1 (`make check`), fuzzers run 5 s each and only the integration
+# tests listed in tests/integration/quick.list.  Prints the time each part
+# took, then ends with the line "N passed, N failed, N skipped".
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -11,6 +13,17 @@ LOG=$BUILD/test-logs
 mkdir -p "$LOG"
 passed=0 failed=0 skipped=0
 failures=()
+QUICK=${QUICK:-0}
+[ "$QUICK" = 1 ] && FUZZ_SECONDS=${FUZZ_SECONDS:-5}
+timings=()
+part_start=$(date +%s)
+# part NAME: the time since the previous part ended, for the summary
+part() {
+  local now
+  now=$(date +%s)
+  timings+=("$1 $((now - part_start))s")
+  part_start=$now
+}
 
 # Criterion prints "Synthesis: Tested: T | Passing: P | Failing: F | Crashing: C".
 run_unit() {
@@ -30,8 +43,10 @@ run_unit() {
 }
 
 run_unit unit "$BUILD/tests/unit" -j2
+part unit
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_unit unit-asan "$BUILD/asan/tests/unit" -j2
+part unit-asan
 
 # Fuzzers run JOBS at a time too (each is one process on one core).
 JOBS=${JOBS:-$(nproc)}
@@ -64,6 +79,7 @@ for fz in "${fuzzers[@]-}"; do
     failed=$((failed + 1)); failures+=("$name"); tail -30 "$LOG/$name.log"
   fi
 done
+part fuzzers
 
 # Integration tests run JOBS at a time (default: one per core), the ones
 # that run whole workloads first so the long poles start early; each writes
@@ -71,6 +87,7 @@ done
 tests=()
 for t in tests/integration/*workloads*.sh tests/integration/*.sh; do
   [ -f "$t" ] || continue
+  [ "$QUICK" = 1 ] && ! grep -qx "$(basename "$t" .sh)" tests/integration/quick.list && continue
   case " ${tests[*]-} " in *" $t "*) continue;; esac
   tests+=("$t")
 done
@@ -98,6 +115,8 @@ for t in $(printf '%s\n' "${tests[@]-}" | sort); do
   esac
 done
 
+part integration
 for f in "${failures[@]+"${failures[@]}"}"; do echo "failed: $f"; done
+echo "time: ${timings[*]}"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
