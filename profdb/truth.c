@@ -3,23 +3,12 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "profdb/internal.h"
 #include "profdb/truth.h"
-
-static bool fail(profdb_error *err, profdb_err code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    err->code = code;
-    err->sys_errno = 0;
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    va_end(ap);
-    return false;
-}
 
 void profdb_truth_free(profdb_truth *t)
 {
@@ -45,20 +34,20 @@ static bool header(profdb_truth *t, char *line, const char *path, size_t *ncols,
     *first = 0;
     for (; tok; tok = strtok_r(NULL, " \t\n", &save), col++) {
         if (col < 4 && strcmp(tok, lead[col]))
-            return fail(err, PROFDB_EMAGIC, "%s:1: not an axp --truth file (header '%s')", path, tok);
+            return pd_fail(err, PROFDB_EMAGIC, "%s:1: not an axp --truth file (header '%s')", path, tok);
         if (strncmp(tok, "stall.", 6))
             continue;
         if (!*first)
             *first = col - 1;
         char **v = realloc(t->causes, (t->ncauses + 1) * sizeof *v);
         if (!v || !(v[t->ncauses] = strdup(tok + 6)))
-            return fail(err, PROFDB_ENOMEM, "%s: out of memory", path);
+            return pd_fail(err, PROFDB_ENOMEM, "%s: out of memory", path);
         t->causes = v;
         t->ncauses++;
     }
     *ncols = col - 1;
     if (col < 4)
-        return fail(err, PROFDB_EMAGIC, "%s:1: not an axp --truth file", path);
+        return pd_fail(err, PROFDB_EMAGIC, "%s:1: not an axp --truth file", path);
     return true;
 }
 
@@ -80,27 +69,27 @@ static bool parse_row(char *line, size_t ncols, size_t first, size_t ncauses, ro
     char *save, *tok = strtok_r(line, " \t\n", &save);
     for (size_t col = 0; col < ncols; col++, tok = strtok_r(NULL, " \t\n", &save)) {
         if (!tok)
-            return fail(err, PROFDB_ETRUNC, "%s:%u: %zu columns, the header names %zu", path, lineno,
+            return pd_fail(err, PROFDB_ETRUNC, "%s:%u: %zu columns, the header names %zu", path, lineno,
                         col, ncols);
         char *end;
         errno = 0;
         if (col == 1) {
             r->pc = strtoull(tok, &end, 16);
             if (strncmp(tok, "0x", 2) || *end || errno)
-                return fail(err, PROFDB_ECORRUPT, "%s:%u: pc '%s' is not a hex address", path,
+                return pd_fail(err, PROFDB_ECORRUPT, "%s:%u: pc '%s' is not a hex address", path,
                             lineno, tok);
             continue;
         }
         double v = strtod(tok, &end);
         if (*end || errno || !(v >= 0))
-            return fail(err, PROFDB_ECORRUPT, "%s:%u: '%s' is not a count", path, lineno, tok);
+            return pd_fail(err, PROFDB_ECORRUPT, "%s:%u: '%s' is not a count", path, lineno, tok);
         if (col == 2)
             r->head = v;
         else if (first && col >= first && col - first < ncauses)
             r->stall[col - first] = v;
     }
     if (tok)
-        return fail(err, PROFDB_ECORRUPT, "%s:%u: more columns than the header names", path, lineno);
+        return pd_fail(err, PROFDB_ECORRUPT, "%s:%u: more columns than the header names", path, lineno);
     return true;
 }
 
@@ -113,7 +102,7 @@ static bool gather(profdb_truth *t, row *v, size_t n, const char *path, profdb_e
     t->head = malloc((n ? n : 1) * sizeof *t->head);
     t->stall = calloc((n ? n : 1) * (k ? k : 1), sizeof *t->stall);
     if (!t->pc || !t->head || !t->stall)
-        return fail(err, PROFDB_ENOMEM, "%s: out of memory", path);
+        return pd_fail(err, PROFDB_ENOMEM, "%s: out of memory", path);
     for (size_t i = 0; i < n; i++) {
         if (!t->n || t->pc[t->n - 1] != v[i].pc) {
             t->pc[t->n] = v[i].pc;
@@ -130,7 +119,7 @@ profdb_truth *profdb_truth_read(const char *path, profdb_error *err)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
-        fail(err, errno == ENOENT ? PROFDB_ENOENT : PROFDB_EIO, "%s: cannot open: %s", path,
+        pd_fail(err, errno == ENOENT ? PROFDB_ENOENT : PROFDB_EIO, "%s: cannot open: %s", path,
              strerror(errno));
         return NULL;
     }
@@ -142,9 +131,9 @@ profdb_truth *profdb_truth_read(const char *path, profdb_error *err)
     unsigned lineno = 0;
     bool ok = t != NULL;
     if (!ok)
-        fail(err, PROFDB_ENOMEM, "%s: out of memory", path);
+        pd_fail(err, PROFDB_ENOMEM, "%s: out of memory", path);
     if (ok && getline(&line, &lcap, f) < 0)
-        ok = fail(err, PROFDB_ETRUNC, "%s: empty, not an axp --truth file", path);
+        ok = pd_fail(err, PROFDB_ETRUNC, "%s: empty, not an axp --truth file", path);
     lineno = 1;
     ok = ok && header(t, line, path, &ncols, &first, err);
     while (ok && getline(&line, &lcap, f) >= 0) {
@@ -152,14 +141,14 @@ profdb_truth *profdb_truth_read(const char *path, profdb_error *err)
         if (n == cap) {
             row *nv = realloc(v, (cap = cap ? 2 * cap : 1024) * sizeof *v);
             if (!nv) {
-                ok = fail(err, PROFDB_ENOMEM, "%s: out of memory", path);
+                ok = pd_fail(err, PROFDB_ENOMEM, "%s: out of memory", path);
                 break;
             }
             v = nv;
         }
         v[n] = (row){ 0 };
         if (!(v[n].stall = calloc(t->ncauses ? t->ncauses : 1, sizeof *v[n].stall))) {
-            ok = fail(err, PROFDB_ENOMEM, "%s: out of memory", path);
+            ok = pd_fail(err, PROFDB_ENOMEM, "%s: out of memory", path);
             break;
         }
         n++;

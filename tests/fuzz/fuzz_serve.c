@@ -7,24 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "service/internal.h"
+#include "tests/fuzz/fuzz_file.h"
 
-static char path[64];
-
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!path[0]) {
-        strcpy(path, "/tmp/fuzz-serve-XXXXXX");
-        int fd = mkstemp(path);
-        if (fd < 0)
-            abort();
-        close(fd);
-    }
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(data, 1, size, f) != size || fclose(f))
-        abort();
+    const char *path = fuzz_file(data, size);
     char err[1024] = "";
     svc_config c;
     if (svc_config_load(path, "/nonexistent", &c, err, sizeof err)) {
