@@ -457,6 +457,9 @@ void exec_init(void);
 int timing_start(machine *m, char *err, size_t errsz);
 void timing_write_stats(machine *m, FILE *f);
 void timing_free(machine *m);
+/* The EV5 parameters the cycle model runs with, or NULL when it is off. */
+struct ev5_params;
+const struct ev5_params *timing_params(const machine *m);
 /* CPU cpu's model works for process pid from now on (its caches' tags,
  * and whose its samples are); the executor tells the model's front end
  * itself (cycles_front_asn), that part running on its thread. */

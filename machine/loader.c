@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alpha/ev5.h"
 #include "common/hash.h"
 #include "image/image.h"
 #include "machine/axp.h"
@@ -318,12 +319,16 @@ static int build_stack(thread *t, mm *x, char *const argv[], char *const envp[],
     return 0;
 }
 
-/* The EV5 cache shapes for AT_L*_CACHESHAPE: bits 0-3 associativity, 4-7
- * log2 line size, 8-31 size >> 8 (asm/auxvec.h).  The B-cache is an
- * assumption: 4 MB, direct mapped, 64-byte lines. */
-static uint64_t shape(uint64_t size, unsigned line_log2, unsigned assoc)
+/* A cache's AT_L*_CACHESHAPE: bits 0-3 associativity, 4-7 log2 line size,
+ * 8-31 size >> 8 (asm/auxvec.h), from alpha/'s EV5 description (the
+ * cycle model's, with --ev5 settings, when it runs); 0 for a cache the
+ * machine does not have. */
+static uint64_t shape(const ev5_cache *c)
 {
-    return (size >> 8) << 8 | line_log2 << 4 | assoc;
+    unsigned line_log2 = 0;
+    while (line_log2 < 15 && (1u << line_log2) < c->line)
+        line_log2++;
+    return c->size ? ((uint64_t)c->size >> 8) << 8 | line_log2 << 4 | (c->ways & 15) : 0;
 }
 
 int load_program(thread *t, const char *hostpath, const char *gpath,
@@ -443,10 +448,16 @@ int load_program(thread *t, const char *hostpath, const char *gpath,
     uint64_t aux[64];
     int na = 0;
 #define AUX(k, v) (aux[2 * na] = (k), aux[2 * na + 1] = (v), na++)
-    AUX(A_AT_L1I_CACHESHAPE, shape(8192, 5, 1));
-    AUX(A_AT_L1D_CACHESHAPE, shape(8192, 5, 1));
-    AUX(A_AT_L2_CACHESHAPE, shape(96 * 1024, 6, 3));
-    AUX(A_AT_L3_CACHESHAPE, shape(4 << 20, 6, 1));
+    ev5_params ev5;
+    const ev5_params *cp = timing_params(m);
+    if (!cp) {
+        ev5_defaults(&ev5);
+        cp = &ev5;
+    }
+    AUX(A_AT_L1I_CACHESHAPE, shape(&cp->icache));
+    AUX(A_AT_L1D_CACHESHAPE, shape(&cp->dcache));
+    AUX(A_AT_L2_CACHESHAPE, shape(&cp->scache));
+    AUX(A_AT_L3_CACHESHAPE, shape(&cp->bcache));
     AUX(A_AT_HWCAP, 0);
     AUX(A_AT_PAGESZ, PG_SIZE);
     AUX(A_AT_CLKTCK, 1024);

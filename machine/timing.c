@@ -35,6 +35,11 @@ struct timing {
     uint32_t *pid;               /* per CPU: the process its model works for */
 };
 
+const ev5_params *timing_params(const machine *m)
+{
+    return m->tm ? &m->tm->p : NULL;
+}
+
 static struct timing *tm_get(machine *m)
 {
     if (!m->tm) {
