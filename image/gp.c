@@ -25,48 +25,46 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alpha/insn.h"
 #include "image/internal.h"
 
-enum { OP_LDA = 0x08, OP_LDAH = 0x09, OP_BR = 0x30, REG_PV = 27, REG_RA = 26, REG_GP = 29 };
-
-static bool word_at(const image *img, uint64_t addr, uint32_t *w)
+/* The instruction at addr, decoded by alpha/'s table. */
+static bool insn_at(const image *img, uint64_t addr, alpha_insn *in)
 {
     const uint8_t *p = image_bytes_at(img, addr, 4);
     if (!p)
         return false;
-    *w = img_le32(p);
-    return true;
+    alpha_decode(img_le32(p), in);
+    return in->op != NULL;
 }
 
-static unsigned op(uint32_t w) { return w >> 26; }
-static unsigned ra(uint32_t w) { return (w >> 21) & 31; }
-static unsigned rb(uint32_t w) { return (w >> 16) & 31; }
-static int64_t disp16(uint32_t w) { return (int16_t)(w & 0xffff); }
+static bool is_ldah(const alpha_insn *i) { return i->op->flags & OPF_LDAH; }
+static bool is_lda(const alpha_insn *i) { return (i->op->flags & (OPF_ADDR | OPF_LDAH)) == OPF_ADDR; }
 
 /* GP from `ldah gp,hi(base)` at p and `lda gp,lo(gp)` at q, given that
  * base held `base`. */
 static bool pair_gp(const image *img, uint64_t p, uint64_t q, uint64_t base, uint64_t *gp)
 {
-    uint32_t hi, lo;
-    if (!word_at(img, p, &hi) || !word_at(img, q, &lo))
+    alpha_insn hi, lo;
+    if (!insn_at(img, p, &hi) || !insn_at(img, q, &lo))
         return false;
-    if (op(hi) != OP_LDAH || ra(hi) != REG_GP || op(lo) != OP_LDA || ra(lo) != REG_GP || rb(lo) != REG_GP)
+    if (!is_ldah(&hi) || hi.ra != REG_GP || !is_lda(&lo) || lo.ra != REG_GP || lo.rb != REG_GP)
         return false;
-    *gp = base + (uint64_t)(disp16(hi) * 65536) + (uint64_t)disp16(lo);
+    *gp = base + (uint64_t)((int64_t)hi.disp * 65536) + (uint64_t)(int64_t)lo.disp;
     return true;
 }
 
 /* The ldah's base register value, when the code shape tells it. */
 static bool gpdisp_gp(const image *img, uint64_t p, int64_t addend, uint64_t *gp)
 {
-    uint32_t hi;
-    if (!word_at(img, p, &hi) || op(hi) != OP_LDAH)
+    alpha_insn hi;
+    if (!insn_at(img, p, &hi) || !is_ldah(&hi))
         return false;
-    if (rb(hi) == REG_PV) {
+    if (hi.rb == REG_PV) {
         const image_symbol *f = image_function_at(img, p);
         if (!f || f->value != p)
             return false;
-    } else if (rb(hi) != REG_RA && rb(hi) != REG_GP) {
+    } else if (hi.rb != REG_RA && hi.rb != REG_GP) {
         return false;
     }
     return pair_gp(img, p, p + (uint64_t)addend, p, gp);
@@ -125,15 +123,15 @@ static bool from_relocs(image *img)
 static bool from_entry_code(image *img)
 {
     uint64_t e = img->entry, g;
-    uint32_t w0;
-    if (!word_at(img, e, &w0))
+    alpha_insn w0, hi;
+    if (!insn_at(img, e, &w0))
         return false;
-    if (op(w0) == OP_BR && ra(w0) == REG_GP && (w0 & 0x1fffff) == 0) {
-        uint32_t hi;
-        if (!word_at(img, e + 4, &hi) || op(hi) != OP_LDAH || rb(hi) != REG_GP ||
+    if (alpha_flow_of(&w0) == FLOW_BRANCH && w0.ra == REG_GP && w0.disp == 0) {
+        /* br gp,.+4 leaves its own address + 4 in gp */
+        if (!insn_at(img, e + 4, &hi) || !is_ldah(&hi) || hi.rb != REG_GP ||
             !pair_gp(img, e + 4, e + 8, e + 4, &g))
             return false;
-    } else if (op(w0) == OP_LDAH && rb(w0) == REG_PV) {
+    } else if (is_ldah(&w0) && w0.rb == REG_PV) {
         if (!pair_gp(img, e, e + 4, e, &g))
             return false;
     } else {
