@@ -63,21 +63,10 @@ static bool is_tail_jump(const cfg_program *p, const alpha_insn *in, uint64_t ad
            cfg_reloc_find(&p->relocs, addr, R_ALPHA_LITUSE) != NULL;
 }
 
-static bool build_proc(cfg_program *p, cfg_proc *f, const cfg_ref *refs, size_t nrefs)
+/* Leaders: 1 = starts a block, 2 = also an alternate entry candidate. */
+static void find_leaders(cfg_proc *f, const alpha_insn *ins, size_t n, const cfg_ref *refs,
+                         size_t nrefs, uint8_t *lead)
 {
-    size_t n = (f->end - f->start) / 4;
-    alpha_insn *ins = calloc(n ? n : 1, sizeof *ins);
-    uint8_t *lead = calloc(n + 1, 1);
-    cfg_ebuild eb = { 0, 0, NULL };
-    size_t ncallcap = 0;
-    if (!ins || !lead)
-        goto oom;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t w = 0;
-        cfg_word(p, f->start + 4 * i, &w);
-        alpha_decode(w, &ins[i]);
-    }
-    /* Leaders. 1 = leader, 2 = also an alternate entry candidate. */
     lead[0] = 1;
     for (size_t i = 0; i < n; i++) {
         const alpha_insn *in = &ins[i];
@@ -106,14 +95,41 @@ static bool build_proc(cfg_program *p, cfg_proc *f, const cfg_ref *refs, size_t 
                   (r->kind == REF_BRANCH && !inside)))
             lead[i] |= 2;
     }
+}
 
-    /* Blocks. */
-    size_t nb = 0;
+/* A call at instruction i of block b, with its target when known. */
+static bool add_call(cfg_program *p, cfg_proc *f, const alpha_insn *in, size_t i, size_t b,
+                     size_t *cap)
+{
+    if (f->ncalls == *cap) {
+        *cap = *cap ? 2 * *cap : 8;
+        cfg_call *c = realloc(f->calls, *cap * sizeof *c);
+        if (!c)
+            return false;
+        f->calls = c;
+    }
+    uint64_t t = 0, a = f->start + 4 * i;
+    if (alpha_is_pcrel_branch(in)) {
+        t = alpha_branch_target(in, a);
+    } else {
+        const cfg_rel *h = cfg_reloc_find(&p->relocs, a, R_ALPHA_HINT);
+        if (h && h->target && cfg_is_code(p, h->target))
+            t = h->target;
+    }
+    f->calls[f->ncalls++] = (cfg_call){ a, t, (uint32_t)b };
+    return true;
+}
+
+/* The blocks the leaders start, and the calls in them. */
+static bool make_blocks(cfg_program *p, cfg_proc *f, const alpha_insn *ins, size_t n,
+                        const uint8_t *lead)
+{
+    size_t nb = 0, ncallcap = 0;
     for (size_t i = 0; i < n; i++)
         nb += lead[i] != 0;
     f->blocks = calloc(nb ? nb : 1, sizeof *f->blocks);
     if (!f->blocks)
-        goto oom;
+        return false;
     f->nblocks = nb;
     for (size_t i = 0, b = (size_t)-1; i < n; i++) {
         if (lead[i]) {
@@ -128,127 +144,122 @@ static bool build_proc(cfg_program *p, cfg_proc *f, const cfg_ref *refs, size_t 
             f->blocks[b].flags |= CFG_BF_BADCODE;
         if (alpha_flow_of(&ins[i]) == FLOW_CALL) {
             f->blocks[b].flags |= CFG_BF_CALLS;
-            if (f->ncalls == ncallcap) {
-                ncallcap = ncallcap ? 2 * ncallcap : 8;
-                cfg_call *c = realloc(f->calls, ncallcap * sizeof *c);
-                if (!c)
-                    goto oom;
-                f->calls = c;
-            }
-            uint64_t t = 0, a = f->start + 4 * i;
-            if (alpha_is_pcrel_branch(&ins[i]))
-                t = alpha_branch_target(&ins[i], a);
-            else {
-                const cfg_rel *h = cfg_reloc_find(&p->relocs, a, R_ALPHA_HINT);
-                if (h && h->target && cfg_is_code(p, h->target))
-                    t = h->target;
-            }
-            f->calls[f->ncalls++] = (cfg_call){ a, t, (uint32_t)b };
+            if (!add_call(p, f, &ins[i], i, b, &ncallcap))
+                return false;
         }
     }
     if (nb)
         f->blocks[0].flags |= CFG_BF_ENTRY;
+    return true;
+}
 
-    /* Edges, except jump tables. */
-    for (size_t b = 0; b < nb; b++) {
-        cfg_block *bl = &f->blocks[b];
-        size_t li = (bl->end - f->start) / 4 - 1;
-        const alpha_insn *in = &ins[li];
-        uint64_t la = bl->end - 4;
-        uint32_t next = b + 1 < nb ? (uint32_t)(b + 1) : CFG_NONE;
-        alpha_flow fl = alpha_flow_of(in);
-        bool ok = true;
-        if (bl->flags & CFG_BF_ENTRY)
-            ok = cfg_edge_add(&eb, CFG_ENTRY, (uint32_t)b, CFG_EDGE_ENTRY, bl->start);
-        else if (bl->flags & CFG_BF_ALTENTRY)
-            ok = cfg_edge_add(&eb, CFG_ENTRY, (uint32_t)b, CFG_EDGE_ENTRY, bl->start);
-        if (!ok)
-            goto oom;
-        if (!in->op)
-            continue;
-        if ((fl == FLOW_CALL || fl == FLOW_COROUTINE ||
-             ((fl == FLOW_BRANCH || fl == FLOW_JUMP) && in->ra != REG_ZERO)))
-            bl->flags |= CFG_BF_LINKS;
-        if (fl == FLOW_CBRANCH || fl == FLOW_BRANCH) {
-            uint64_t t = alpha_branch_target(in, la);
-            uint32_t tb = cfg_block_at(f, t);
-            ok = tb != CFG_NONE && f->blocks[tb].start == t
-                 ? cfg_edge_add(&eb, (uint32_t)b, tb, CFG_EDGE_TAKEN, t)
-                 : cfg_edge_add(&eb, (uint32_t)b, CFG_EXIT, CFG_EDGE_OUT, t);
-            if (!ok)
-                goto oom;
-            if (fl == FLOW_BRANCH)
-                continue;
-        } else if (fl == FLOW_RETURN) {
-            if (!cfg_edge_add(&eb, (uint32_t)b, CFG_EXIT, CFG_EDGE_RETURN, 0))
-                goto oom;
-            continue;
-        } else if (fl == FLOW_JUMP) {
-            if (is_tail_jump(p, in, la)) {
-                const cfg_rel *h = cfg_reloc_find(&p->relocs, la, R_ALPHA_HINT);
-                if (!cfg_edge_add(&eb, (uint32_t)b, CFG_EXIT, CFG_EDGE_OUT, h ? h->target : 0))
-                    goto oom;
-            } else {
-                bl->flags |= CFG_BF_TABLE;   /* resolved below */
-            }
-            continue;
-        } else if (fl == FLOW_COROUTINE) {
-            f->flags |= CFG_PF_COROUTINE;
-            cfg_set_why(f, "0x%llx: jsr_coroutine", (unsigned long long)la);
-            continue;
+/* The edges out of block b (and into it from the entry), jump tables
+ * aside: those are resolved later. */
+static bool block_edges(cfg_program *p, cfg_proc *f, const alpha_insn *ins, size_t b,
+                        cfg_ebuild *eb)
+{
+    cfg_block *bl = &f->blocks[b];
+    const alpha_insn *in = &ins[(bl->end - f->start) / 4 - 1];
+    uint64_t la = bl->end - 4;
+    uint32_t next = b + 1 < f->nblocks ? (uint32_t)(b + 1) : CFG_NONE;
+    alpha_flow fl = alpha_flow_of(in);
+    if (bl->flags & (CFG_BF_ENTRY | CFG_BF_ALTENTRY) &&
+        !cfg_edge_add(eb, CFG_ENTRY, (uint32_t)b, CFG_EDGE_ENTRY, bl->start))
+        return false;
+    if (!in->op)
+        return true;
+    if ((fl == FLOW_CALL || fl == FLOW_COROUTINE ||
+         ((fl == FLOW_BRANCH || fl == FLOW_JUMP) && in->ra != REG_ZERO)))
+        bl->flags |= CFG_BF_LINKS;
+    if (fl == FLOW_CBRANCH || fl == FLOW_BRANCH) {
+        uint64_t t = alpha_branch_target(in, la);
+        uint32_t tb = cfg_block_at(f, t);
+        bool ok = tb != CFG_NONE && f->blocks[tb].start == t
+                  ? cfg_edge_add(eb, (uint32_t)b, tb, CFG_EDGE_TAKEN, t)
+                  : cfg_edge_add(eb, (uint32_t)b, CFG_EXIT, CFG_EDGE_OUT, t);
+        if (!ok || fl == FLOW_BRANCH)
+            return ok;
+    } else if (fl == FLOW_RETURN) {
+        return cfg_edge_add(eb, (uint32_t)b, CFG_EXIT, CFG_EDGE_RETURN, 0);
+    } else if (fl == FLOW_JUMP) {
+        if (is_tail_jump(p, in, la)) {
+            const cfg_rel *h = cfg_reloc_find(&p->relocs, la, R_ALPHA_HINT);
+            return cfg_edge_add(eb, (uint32_t)b, CFG_EXIT, CFG_EDGE_OUT, h ? h->target : 0);
         }
-        if (next != CFG_NONE) {
-            if (!cfg_edge_add(&eb, (uint32_t)b, next, CFG_EDGE_FALL, f->blocks[next].start))
-                goto oom;
-        } else if (!cfg_edge_add(&eb, (uint32_t)b, CFG_EXIT, CFG_EDGE_OUT, cfg_past_padding(p, bl->end))) {
-            goto oom;
+        bl->flags |= CFG_BF_TABLE;   /* resolved later */
+        return true;
+    } else if (fl == FLOW_COROUTINE) {
+        f->flags |= CFG_PF_COROUTINE;
+        cfg_set_why(f, "0x%llx: jsr_coroutine", (unsigned long long)la);
+        return true;
+    }
+    if (next != CFG_NONE)
+        return cfg_edge_add(eb, (uint32_t)b, next, CFG_EDGE_FALL, f->blocks[next].start);
+    return cfg_edge_add(eb, (uint32_t)b, CFG_EXIT, CFG_EDGE_OUT, cfg_past_padding(p, bl->end));
+}
+
+/* Each block's in- and out-edges, as runs of the index arrays. */
+static bool adjacency(cfg_proc *f)
+{
+    size_t nb = f->nblocks;
+    f->out_edges = malloc((f->nedges ? f->nedges : 1) * sizeof *f->out_edges);
+    f->in_edges = malloc((f->nedges ? f->nedges : 1) * sizeof *f->in_edges);
+    uint32_t *oc = calloc(nb + 1, sizeof *oc), *ic = calloc(nb + 1, sizeof *ic);
+    bool ok = f->out_edges && f->in_edges && oc && ic;
+    for (size_t e = 0; ok && e < f->nedges; e++) {
+        if (f->edges[e].from < nb)
+            oc[f->edges[e].from + 1]++;
+        if (f->edges[e].to < nb)
+            ic[f->edges[e].to + 1]++;
+    }
+    for (size_t b = 0; ok && b < nb; b++) {
+        oc[b + 1] += oc[b];
+        ic[b + 1] += ic[b];
+        f->blocks[b].first_out = oc[b];
+        f->blocks[b].first_in = ic[b];
+        f->blocks[b].nout = f->blocks[b].nin = 0;
+    }
+    for (size_t e = 0; ok && e < f->nedges; e++) {
+        if (f->edges[e].from < nb) {
+            cfg_block *s = &f->blocks[f->edges[e].from];
+            f->out_edges[s->first_out + s->nout++] = (uint32_t)e;
+        }
+        if (f->edges[e].to < nb) {
+            cfg_block *t = &f->blocks[f->edges[e].to];
+            f->in_edges[t->first_in + t->nin++] = (uint32_t)e;
         }
     }
+    free(oc);
+    free(ic);
+    return ok;
+}
+
+static bool build_proc(cfg_program *p, cfg_proc *f, const cfg_ref *refs, size_t nrefs)
+{
+    size_t n = (f->end - f->start) / 4;
+    alpha_insn *ins = calloc(n ? n : 1, sizeof *ins);
+    uint8_t *lead = calloc(n + 1, 1);
+    cfg_ebuild eb = { 0, 0, NULL };
+    if (!ins || !lead)
+        goto oom;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t w = 0;
+        cfg_word(p, f->start + 4 * i, &w);
+        alpha_decode(w, &ins[i]);
+    }
+    find_leaders(f, ins, n, refs, nrefs, lead);
+    if (!make_blocks(p, f, ins, n, lead))
+        goto oom;
+    for (size_t b = 0; b < f->nblocks; b++)
+        if (!block_edges(p, f, ins, b, &eb))
+            goto oom;
     f->edges = eb.e;
     f->nedges = eb.n;
-
     if (!cfg_table_edges(p, f, ins, &eb))
         goto oom;
     cfg_table_entries(f, refs, nrefs);
-
-    /* Adjacency. */
-    f->out_edges = malloc((f->nedges ? f->nedges : 1) * sizeof *f->out_edges);
-    f->in_edges = malloc((f->nedges ? f->nedges : 1) * sizeof *f->in_edges);
-    if (!f->out_edges || !f->in_edges)
+    if (!adjacency(f))
         goto oom;
-    {
-        uint32_t *oc = calloc(nb + 1, sizeof *oc), *ic = calloc(nb + 1, sizeof *ic);
-        if (!oc || !ic) {
-            free(oc);
-            free(ic);
-            goto oom;
-        }
-        for (size_t e = 0; e < f->nedges; e++) {
-            if (f->edges[e].from < nb)
-                oc[f->edges[e].from + 1]++;
-            if (f->edges[e].to < nb)
-                ic[f->edges[e].to + 1]++;
-        }
-        for (size_t b = 0; b < nb; b++) {
-            oc[b + 1] += oc[b];
-            ic[b + 1] += ic[b];
-            f->blocks[b].first_out = oc[b];
-            f->blocks[b].first_in = ic[b];
-            f->blocks[b].nout = f->blocks[b].nin = 0;
-        }
-        for (size_t e = 0; e < f->nedges; e++) {
-            if (f->edges[e].from < nb) {
-                cfg_block *s = &f->blocks[f->edges[e].from];
-                f->out_edges[s->first_out + s->nout++] = (uint32_t)e;
-            }
-            if (f->edges[e].to < nb) {
-                cfg_block *t = &f->blocks[f->edges[e].to];
-                f->in_edges[t->first_in + t->nin++] = (uint32_t)e;
-            }
-        }
-        free(oc);
-        free(ic);
-    }
     free(ins);
     free(lead);
     cfg_loops(f);
