@@ -44,19 +44,25 @@ static int loop_by_size(const void *a, const void *b)
     return x->nblocks > y->nblocks ? -1 : x->nblocks < y->nblocks;
 }
 
-void cfg_loops(cfg_proc *f)
-{
-    size_t nb = f->nblocks, nn = nb + 1;
-    uint32_t *rpo = malloc(nn * sizeof *rpo), *order = malloc(nn * sizeof *order);
-    uint32_t *idom = malloc(nn * sizeof *idom), *stack = malloc(nn * 2 * sizeof *stack);
-    uint8_t *state = calloc(nn, 1);
-    uint32_t *mark = NULL, *list = NULL;
-    if (!rpo || !order || !idom || !stack || !state)
-        goto out;
+/* The working state: nodes are ROOT and block b as b + 1. */
+typedef struct walk {
+    size_t nb, post;         /* blocks; nodes reached, in rpo[0..post) */
+    uint32_t *rpo, *order;   /* reverse postorder; order[n] = rank or UINT32_MAX */
+    uint32_t *idom;
+    uint32_t *mark, *list, stamp;   /* loop bodies */
+} walk;
 
-    /* Iterative DFS for postorder; successors of ROOT are the entries. */
-    size_t sp = 0, post = 0;
-    uint32_t *postv = rpo;        /* filled backwards below */
+/* Reverse postorder by an iterative DFS; ROOT's successors are the entries. */
+static bool postorder(const cfg_proc *f, walk *w)
+{
+    size_t nb = w->nb, nn = nb + 1, sp = 0, post = 0;
+    uint32_t *stack = malloc(nn * 2 * sizeof *stack);
+    uint8_t *state = calloc(nn, 1);
+    if (!stack || !state) {
+        free(stack);
+        free(state);
+        return false;
+    }
     stack[sp++] = ROOT;
     stack[sp++] = 0;
     state[ROOT] = 1;
@@ -81,102 +87,113 @@ void cfg_loops(cfg_proc *f)
             stack[sp++] = next;
             stack[sp++] = 0;
         } else if (next == UINT32_MAX) {
-            postv[post++] = n;
+            w->rpo[post++] = n;
             sp -= 2;
         }
     }
-    /* Reverse the postorder in place into rpo; order[n] = rank. */
+    free(stack);
+    free(state);
     for (size_t i = 0; i < post / 2; i++) {
-        uint32_t t = rpo[i];
-        rpo[i] = rpo[post - 1 - i];
-        rpo[post - 1 - i] = t;
+        uint32_t t = w->rpo[i];
+        w->rpo[i] = w->rpo[post - 1 - i];
+        w->rpo[post - 1 - i] = t;
     }
     for (size_t i = 0; i < nn; i++)
-        order[i] = UINT32_MAX;
+        w->order[i] = UINT32_MAX;
     for (size_t i = 0; i < post; i++)
-        order[rpo[i]] = (uint32_t)i;
-    for (size_t b = 0; b < nb; b++)
-        if (order[b + 1] == UINT32_MAX)
-            f->blocks[b].flags |= CFG_BF_UNREACH;
+        w->order[w->rpo[i]] = (uint32_t)i;
+    w->post = post;
+    return true;
+}
 
-    for (size_t i = 0; i < nn; i++)
-        idom[i] = UINT32_MAX;
-    idom[ROOT] = ROOT;
+static void dominators(const cfg_proc *f, walk *w)
+{
+    for (size_t i = 0; i < w->nb + 1; i++)
+        w->idom[i] = UINT32_MAX;
+    w->idom[ROOT] = ROOT;
     for (bool changed = true; changed;) {
         changed = false;
-        for (size_t i = 1; i < post; i++) {
-            uint32_t n = rpo[i], nd = UINT32_MAX;
+        for (size_t i = 1; i < w->post; i++) {
+            uint32_t n = w->rpo[i], nd = UINT32_MAX;
             const cfg_block *b = &f->blocks[n - 1];
             if (b->flags & (CFG_BF_ENTRY | CFG_BF_ALTENTRY))
                 nd = ROOT;
             for (uint32_t k = 0; k < b->nin; k++) {
                 uint32_t p = f->edges[f->in_edges[b->first_in + k]].from;
-                if (p >= nb || idom[p + 1] == UINT32_MAX)
+                if (p >= w->nb || w->idom[p + 1] == UINT32_MAX)
                     continue;
-                nd = nd == UINT32_MAX ? p + 1 : intersect(idom, order, p + 1, nd);
+                nd = nd == UINT32_MAX ? p + 1 : intersect(w->idom, w->order, p + 1, nd);
             }
-            if (nd != idom[n]) {
-                idom[n] = nd;
+            if (nd != w->idom[n]) {
+                w->idom[n] = nd;
                 changed = true;
             }
         }
     }
+}
 
-    /* Back edges and their loops. */
-    mark = calloc(nn, sizeof *mark);
-    list = malloc(nn * sizeof *list);
-    if (!mark || !list)
-        goto out;
-    uint32_t stamp = 0;
-    for (size_t i = 1; i < post; i++) {
-        uint32_t h = rpo[i];
+/* Grows the body in list[0..*nbody) (marked with the stamp) by every
+ * reached block that reaches its members without passing the header. */
+static void grow_body(const cfg_proc *f, walk *w, size_t from, size_t *nbody, uint32_t h)
+{
+    for (size_t q = from; q < *nbody; q++) {
+        uint32_t m = w->list[q];
+        if (m == h)
+            continue;
+        const cfg_block *mb = &f->blocks[m - 1];
+        for (uint32_t z = 0; z < mb->nin; z++) {
+            uint32_t pp = f->edges[f->in_edges[mb->first_in + z]].from;
+            if (pp >= w->nb || w->order[pp + 1] == UINT32_MAX || w->mark[pp + 1] == w->stamp)
+                continue;
+            w->mark[pp + 1] = w->stamp;
+            w->list[(*nbody)++] = pp + 1;
+        }
+    }
+}
+
+/* One loop per header with back edges into it. */
+static bool find_loops(cfg_proc *f, walk *w)
+{
+    for (size_t i = 1; i < w->post; i++) {
+        uint32_t h = w->rpo[i];
         const cfg_block *hb = &f->blocks[h - 1];
         size_t nbody = 0;
-        stamp++;
+        w->stamp++;
         for (uint32_t k = 0; k < hb->nin; k++) {
             uint32_t s = f->edges[f->in_edges[hb->first_in + k]].from;
-            if (s >= nb || order[s + 1] == UINT32_MAX || order[s + 1] < order[h])
+            if (s >= w->nb || w->order[s + 1] == UINT32_MAX || w->order[s + 1] < w->order[h])
                 continue;
-            if (!dominates(idom, h, s + 1)) {
+            if (!dominates(w->idom, h, s + 1)) {
                 f->flags |= CFG_PF_IRREDUCIBLE;
                 continue;
             }
             if (!nbody) {
-                mark[h] = stamp;
-                list[nbody++] = h;
+                w->mark[h] = w->stamp;
+                w->list[nbody++] = h;
             }
-            if (mark[s + 1] != stamp) {
-                mark[s + 1] = stamp;
-                list[nbody++] = s + 1;
-                /* Walk predecessors from s back to h. */
-                for (size_t q = nbody - 1; q < nbody; q++) {
-                    uint32_t m = list[q];
-                    if (m == h)
-                        continue;
-                    const cfg_block *mb = &f->blocks[m - 1];
-                    for (uint32_t z = 0; z < mb->nin; z++) {
-                        uint32_t pp = f->edges[f->in_edges[mb->first_in + z]].from;
-                        if (pp >= nb || order[pp + 1] == UINT32_MAX || mark[pp + 1] == stamp)
-                            continue;
-                        mark[pp + 1] = stamp;
-                        list[nbody++] = pp + 1;
-                    }
-                }
+            if (w->mark[s + 1] != w->stamp) {
+                w->mark[s + 1] = w->stamp;
+                w->list[nbody++] = s + 1;
+                grow_body(f, w, nbody - 1, &nbody, h);
             }
         }
         if (!nbody)
             continue;
         cfg_loop *l = realloc(f->loops, (f->nloops + 1) * sizeof *l);
         if (!l)
-            goto out;
+            return false;
         f->loops = l;
         f->loops[f->nloops++] = (cfg_loop){ h - 1, CFG_NONE, 0, (uint32_t)nbody };
     }
+    return true;
+}
 
-    /* Nesting: largest loops first, so a block ends up in its innermost. */
+/* Nesting: largest loops first, so a block ends up in its innermost. */
+static void nest_loops(cfg_proc *f, walk *w)
+{
     if (f->nloops > 1)
         qsort(f->loops, f->nloops, sizeof *f->loops, loop_by_size);
-    for (size_t b = 0; b < nb; b++) {
+    for (size_t b = 0; b < w->nb; b++) {
         f->blocks[b].loop = CFG_NONE;
         f->blocks[b].loop_depth = 0;
     }
@@ -186,41 +203,47 @@ void cfg_loops(cfg_proc *f)
         l->parent = f->blocks[l->header].loop;
         l->depth = l->parent == CFG_NONE ? 1 : f->loops[l->parent].depth + 1;
         /* Recompute the body (cheaper than keeping every list). */
-        stamp++;
+        w->stamp++;
         size_t nbody = 0;
-        mark[h] = stamp;
-        list[nbody++] = h;
+        w->mark[h] = w->stamp;
+        w->list[nbody++] = h;
         const cfg_block *hb = &f->blocks[l->header];
         for (uint32_t k = 0; k < hb->nin; k++) {
             uint32_t s = f->edges[f->in_edges[hb->first_in + k]].from;
-            if (s >= nb || order[s + 1] == UINT32_MAX || !dominates(idom, h, s + 1) ||
-                mark[s + 1] == stamp)
+            if (s >= w->nb || w->order[s + 1] == UINT32_MAX || !dominates(w->idom, h, s + 1) ||
+                w->mark[s + 1] == w->stamp)
                 continue;
-            mark[s + 1] = stamp;
-            list[nbody++] = s + 1;
+            w->mark[s + 1] = w->stamp;
+            w->list[nbody++] = s + 1;
         }
-        for (size_t q = 1; q < nbody; q++) {
-            uint32_t m = list[q];
-            const cfg_block *mb = &f->blocks[m - 1];
-            for (uint32_t z = 0; z < mb->nin; z++) {
-                uint32_t pp = f->edges[f->in_edges[mb->first_in + z]].from;
-                if (pp >= nb || order[pp + 1] == UINT32_MAX || mark[pp + 1] == stamp)
-                    continue;
-                mark[pp + 1] = stamp;
-                list[nbody++] = pp + 1;
-            }
-        }
+        grow_body(f, w, 1, &nbody, h);
         for (size_t q = 0; q < nbody; q++) {
-            f->blocks[list[q] - 1].loop = (uint32_t)li;
-            f->blocks[list[q] - 1].loop_depth = l->depth;
+            f->blocks[w->list[q] - 1].loop = (uint32_t)li;
+            f->blocks[w->list[q] - 1].loop_depth = l->depth;
         }
     }
-out:
-    free(rpo);
-    free(order);
-    free(idom);
-    free(stack);
-    free(state);
-    free(mark);
-    free(list);
+}
+
+void cfg_loops(cfg_proc *f)
+{
+    size_t nn = f->nblocks + 1;
+    walk w = { .nb = f->nblocks };
+    w.rpo = malloc(nn * sizeof *w.rpo);
+    w.order = malloc(nn * sizeof *w.order);
+    w.idom = malloc(nn * sizeof *w.idom);
+    w.mark = calloc(nn, sizeof *w.mark);
+    w.list = malloc(nn * sizeof *w.list);
+    if (w.rpo && w.order && w.idom && w.mark && w.list && postorder(f, &w)) {
+        for (size_t b = 0; b < w.nb; b++)
+            if (w.order[b + 1] == UINT32_MAX)
+                f->blocks[b].flags |= CFG_BF_UNREACH;
+        dominators(f, &w);
+        if (find_loops(f, &w))
+            nest_loops(f, &w);
+    }
+    free(w.rpo);
+    free(w.order);
+    free(w.idom);
+    free(w.mark);
+    free(w.list);
 }
