@@ -587,13 +587,14 @@ void hostproc_check(thread *t);
 void hostproc_signal(proc *p, int sig);
 int sig_to_host(int sig);
 
-/* Loader (loader.c). */
+/* Loader (loader.c).  The machine's own table of the images it loaded is
+ * mach_image_*, apart from image/'s image_* that read the files. */
 int load_program(thread *t, const char *hostpath, const char *gpath,
                  char *const argv[], char *const envp[], char *err, size_t errsz);
-int image_register(machine *m, const char *hostpath, const char *gpath);
-int64_t image_link_delta(machine *m, int img, uint64_t off, uint64_t start);
-void image_notice(machine *m, proc *p, int img, uint64_t base, uint64_t size, uint64_t off, int64_t link);
-void image_notice_all(machine *m, proc *p);
+int mach_image_register(machine *m, const char *hostpath, const char *gpath);
+int64_t mach_image_link_delta(machine *m, int img, uint64_t off, uint64_t start);
+void mach_image_notice(machine *m, proc *p, int img, uint64_t base, uint64_t size, uint64_t off, int64_t link);
+void mach_image_notice_all(machine *m, proc *p);
 
 /* Scheduler (sched.c). */
 void sched_wake_futex(machine *m, mm *x, uint64_t addr, int n, uint32_t bits, int *woken);

@@ -45,7 +45,7 @@ static int img_errno(image_err e)
 }
 
 /* Find or add the machine's record for an image file. */
-static int image_add(machine *m, const image *im, const char *hostpath, const char *gpath)
+static int mach_image_add(machine *m, const image *im, const char *hostpath, const char *gpath)
 {
     struct stat st;
     if (stat(hostpath, &st) != 0)
@@ -76,7 +76,7 @@ static int image_add(machine *m, const image *im, const char *hostpath, const ch
     return m->nimg++;
 }
 
-int image_register(machine *m, const char *hostpath, const char *gpath)
+int mach_image_register(machine *m, const char *hostpath, const char *gpath)
 {
     struct stat st;
     if (stat(hostpath, &st) != 0)
@@ -88,14 +88,14 @@ int image_register(machine *m, const char *hostpath, const char *gpath)
     image *im = image_open_for_running(hostpath, &ie);
     if (!im)
         return -1;
-    int r = image_add(m, im, hostpath, gpath);
+    int r = mach_image_add(m, im, hostpath, gpath);
     image_close(im);
     return r;
 }
 
 /* Link-time address minus run-time address for a mapping of file offset
  * off of image i at address start. */
-int64_t image_link_delta(machine *m, int i, uint64_t off, uint64_t start)
+int64_t mach_image_link_delta(machine *m, int i, uint64_t off, uint64_t start)
 {
     const mimage *r = &m->img[i];
     for (int k = 0; k < r->nload; k++) {
@@ -144,7 +144,7 @@ static int map_image(machine *m, mm *x, proc *notice_to, const image *im, uint64
             uint64_t off = s->offset - (va - pg);
             mm_map(m, x, pg, e - pg, prot, VMA_FILE, gpath, off, img, -(int64_t)bias);
             if (prot & GP_X)
-                image_notice(m, notice_to, img, pg, e - pg, off, -(int64_t)bias);
+                mach_image_notice(m, notice_to, img, pg, e - pg, off, -(int64_t)bias);
             pg = e;
         }
         uint64_t fstart = s->offset & ~PG_MASK;
@@ -424,14 +424,14 @@ int load_program(thread *t, const char *hostpath, const char *gpath,
     span_of(im, &lo);
     if (im->type == ET_DYN)
         bias = ET_DYN_BASE - lo;
-    int img = image_add(m, im, hp, gp);
+    int img = mach_image_add(m, im, hp, gp);
     r = map_image(m, x, t->p, im, bias, img, gp, &brk_end, err, errsz);
     uint64_t entry = im->entry + bias;
     if (!r && ii) {
         uint64_t ilo, ispan = span_of(ii, &ilo);
         uint64_t at = mm_find_free(x, 0, ispan);
         ibias = at - ilo;
-        int iimg = image_add(m, ii, ihost, im->interp);
+        int iimg = mach_image_add(m, ii, ihost, im->interp);
         r = map_image(m, x, t->p, ii, ibias, iimg, im->interp, &ibrk, err, errsz);
     }
     if (r) {

@@ -157,7 +157,7 @@ void axp_set_image_hook(axp_machine *m, axp_image_hook fn, void *ctx)
     m->ihook_ctx = ctx;
 }
 
-void image_notice(machine *m, proc *p, int img, uint64_t base, uint64_t size, uint64_t off, int64_t link)
+void mach_image_notice(machine *m, proc *p, int img, uint64_t base, uint64_t size, uint64_t off, int64_t link)
 {
     if (!m->ihook || img < 0)
         return;
@@ -170,14 +170,14 @@ void image_notice(machine *m, proc *p, int img, uint64_t base, uint64_t size, ui
 }
 
 /* A new process inherits its parent's mappings: announce them. */
-void image_notice_all(machine *m, proc *p)
+void mach_image_notice_all(machine *m, proc *p)
 {
     if (!m->ihook || !p->mm)
         return;
     for (size_t i = 0; i < p->mm->nv; i++) {
         const vma *v = &p->mm->v[i];
         if ((v->prot & GP_X) && v->img >= 0)
-            image_notice(m, p, v->img, v->start, v->end - v->start, v->off, v->link);
+            mach_image_notice(m, p, v->img, v->start, v->end - v->start, v->off, v->link);
     }
 }
 

@@ -103,11 +103,11 @@ SYS(mmap)
                         known = true;
                     }
             if (!known && (prot & GP_X))
-                img = image_register(m, real, f->path ? f->path : real);
+                img = mach_image_register(m, real, f->path ? f->path : real);
             free(real);
         }
         if (img >= 0)
-            link = image_link_delta(m, img, (uint64_t)off, at);
+            link = mach_image_link_delta(m, img, (uint64_t)off, at);
     }
     int r = mm_map(m, x, at, len, prot, f ? VMA_FILE : VMA_ANON, name, (uint64_t)off, img, link);
     if (r)
@@ -132,7 +132,7 @@ SYS(mmap)
         mm_set_file(x, at, at + len, vf);
     }
     if (prot & GP_X)
-        image_notice(m, t->p, img, at, len, (uint64_t)off, link);
+        mach_image_notice(m, t->p, img, at, len, (uint64_t)off, link);
     return (long)at;
 }
 

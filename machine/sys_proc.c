@@ -138,7 +138,7 @@ static long do_clone(thread *t, uint64_t flags, uint64_t sp, uint64_t ptid, uint
     if (flags & A_CLONE_CHILD_CLEARTID)
         ct->clear_tid = ctid;
     pstat_update(m, c);
-    image_notice_all(m, c);
+    mach_image_notice_all(m, c);
     m->forks++;
     make_runnable(m, ct);
     if (flags & A_CLONE_VFORK) {
