@@ -16,7 +16,7 @@ BUILD=${BUILD:-build}
 CPO=${CPO:-$BUILD/bin/cpo}
 READELF=${READELF:-alpha-linux-gnu-readelf}
 OBJDUMP=${OBJDUMP:-alpha-linux-gnu-objdump}
-[ -x "$CPO" ] || { echo "$CPO not built"; exit 1; }
+[ -x "$CPO" ] || { echo "$CPO not built"; exit 77; }
 command -v "$READELF" >/dev/null && command -v "$OBJDUMP" >/dev/null ||
   { echo "alpha-linux-gnu binutils not installed"; exit 77; }
 

@@ -6,8 +6,8 @@ cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 CPO=${CPO:-$BUILD/bin/cpo}
 D=$BUILD/tests/profdb/profdb-driver
-[ -x "$CPO" ] || { echo "$CPO not built"; exit 1; }
-[ -x "$D" ] || { echo "$D not built (make test builds it)"; exit 1; }
+[ -x "$CPO" ] || { echo "$CPO not built"; exit 77; }
+[ -x "$D" ] || { echo "$D not built (make test builds it)"; exit 77; }
 tmp=$(mktemp -d)
 trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
 fail=0

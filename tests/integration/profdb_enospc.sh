@@ -8,7 +8,7 @@ set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 D=$BUILD/tests/profdb/profdb-driver
-[ -x "$D" ] || { echo "$D not built (make test builds it)"; exit 1; }
+[ -x "$D" ] || { echo "$D not built (make test builds it)"; exit 77; }
 unshare -rm true 2>/dev/null || { echo "cannot create a private mount namespace (unshare -rm)"; exit 77; }
 tmp=$(mktemp -d)
 trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT

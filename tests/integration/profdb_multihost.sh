@@ -9,7 +9,7 @@ set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 D=$BUILD/tests/profdb/profdb-driver
-[ -x "$D" ] || { echo "$D not built (make test builds it)"; exit 1; }
+[ -x "$D" ] || { echo "$D not built (make test builds it)"; exit 77; }
 tmp=$(mktemp -d)
 trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
 db=$tmp/db
