@@ -121,14 +121,193 @@ static bool pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
     return true;
 }
 
+/* The output file's headers as they are being put together. */
+typedef struct elfw {
+    Elf64_Ehdr eh;
+    const Elf64_Shdr *oshdr;     /* the input's section headers */
+    size_t nsec, ns;             /* input sections; output sections */
+    Elf64_Phdr *ph;
+    Elf64_Shdr *sh;
+    strtab names;
+    uint8_t *note, *amap;
+    size_t notesz;
+    uint64_t segsz, aend, off, note_off, names_off;
+} elfw;
+
+/* The input's program headers with PHDR and the unwind table's moved, and
+ * the new segment after the last PT_LOAD. */
+static void program_headers(const rw_ctx *cx, elfw *w)
+{
+    const Elf64_Phdr *oph = (const Elf64_Phdr *)(cx->img->file + w->eh.e_phoff);
+    size_t last_load = 0, k = 0;
+    for (size_t i = 0; i < w->eh.e_phnum; i++)
+        if (oph[i].p_type == PT_LOAD)
+            last_load = i;
+    for (size_t i = 0; i < w->eh.e_phnum; i++) {
+        Elf64_Phdr p = oph[i];
+        if (p.p_type == PT_PHDR) {
+            p.p_offset = cx->seg_off;
+            p.p_vaddr = p.p_paddr = cx->seg_addr;
+            p.p_filesz = p.p_memsz = cx->phnum * sizeof *w->ph;
+        } else if (p.p_type == PT_GNU_EH_FRAME && cx->ehhdr) {
+            p.p_offset = cx->seg_off + (cx->ehhdr_addr - cx->seg_addr);
+            p.p_vaddr = p.p_paddr = cx->ehhdr_addr;
+            p.p_filesz = p.p_memsz = cx->ehhdr_size;
+        }
+        w->ph[k++] = p;
+        if (i == last_load) {
+            uint64_t al = p.p_align > 0x2000 ? p.p_align : 0x2000;
+            w->ph[k++] = (Elf64_Phdr){ PT_LOAD, PF_R | PF_X, cx->seg_off, cx->seg_addr, cx->seg_addr,
+                                       w->segsz, w->segsz, al };
+        }
+    }
+}
+
+/* Sections not loaded move after the new segment, in file order; aend is
+ * where the loaded part of the input ends. */
+static void move_unloaded(const rw_ctx *cx, elfw *w)
+{
+    const image *img = cx->img;
+    w->aend = 0;
+    for (size_t i = 0; i < img->nsegments; i++)
+        if (img->segments[i].type == PT_LOAD && img->segments[i].offset + img->segments[i].filesz > w->aend)
+            w->aend = img->segments[i].offset + img->segments[i].filesz;
+    for (size_t i = 0; i < w->nsec; i++)
+        if ((w->oshdr[i].sh_flags & SHF_ALLOC) && w->oshdr[i].sh_type != SHT_NOBITS &&
+            w->oshdr[i].sh_offset + w->oshdr[i].sh_size > w->aend)
+            w->aend = w->oshdr[i].sh_offset + w->oshdr[i].sh_size;
+    w->off = cx->seg_off + w->segsz;
+    for (size_t i = 0; i < w->nsec; i++) {
+        Elf64_Shdr *sh = &w->sh[i];
+        *sh = w->oshdr[i];
+        if (i && !(sh->sh_flags & SHF_ALLOC) && sh->sh_type != SHT_NOBITS &&
+            sh->sh_offset >= w->aend && i != w->eh.e_shstrndx) {
+            w->off = align_up(w->off, sh->sh_addralign ? sh->sh_addralign : 1);
+            sh->sh_offset = w->off;
+            w->off += sh->sh_size;
+        }
+    }
+}
+
+/* Names: the old unwind tables are kept, renamed; the new sections added. */
+static void new_sections(const rw_ctx *cx, elfw *w)
+{
+    const Elf64_Shdr *so = &w->oshdr[w->eh.e_shstrndx];
+    const char *oldnames = (const char *)cx->img->file + so->sh_offset;
+    str_add(&w->names, "");
+    for (size_t i = 0; i < w->nsec; i++) {
+        const char *n = w->oshdr[i].sh_name < so->sh_size ? oldnames + w->oshdr[i].sh_name : "";
+        if (cx->eh && !strcmp(n, ".eh_frame"))
+            n = ".cpo.orig.eh_frame";
+        else if (cx->ehhdr && !strcmp(n, ".eh_frame_hdr"))
+            n = ".cpo.orig.eh_frame_hdr";
+        w->sh[i].sh_name = i ? str_add(&w->names, n) : 0;
+    }
+    w->ns = w->nsec;
+    w->sh[w->ns++] = (Elf64_Shdr){ str_add(&w->names, ".cpo.text"), SHT_PROGBITS,
+                                   SHF_ALLOC | SHF_EXECINSTR, cx->text_addr,
+                                   cx->seg_off + (cx->text_addr - cx->seg_addr), cx->text_size, 0, 0,
+                                   32, 0 };
+    if (cx->eh) {
+        w->sh[w->ns++] = (Elf64_Shdr){ str_add(&w->names, ".eh_frame"), SHT_PROGBITS, SHF_ALLOC,
+                                       cx->eh_addr, cx->seg_off + (cx->eh_addr - cx->seg_addr),
+                                       cx->eh_size, 0, 0, 8, 0 };
+        w->sh[w->ns++] = (Elf64_Shdr){ str_add(&w->names, ".eh_frame_hdr"), SHT_PROGBITS, SHF_ALLOC,
+                                       cx->ehhdr_addr, cx->seg_off + (cx->ehhdr_addr - cx->seg_addr),
+                                       cx->ehhdr_size, 0, 0, 4, 0 };
+    }
+    if (cx->gxt_size)
+        w->sh[w->ns++] = (Elf64_Shdr){ str_add(&w->names, ".cpo.gcc_except_table"), SHT_PROGBITS,
+                                       SHF_ALLOC, cx->gxt_addr,
+                                       cx->seg_off + (cx->gxt_addr - cx->seg_addr), cx->gxt_size, 0,
+                                       0, 8, 0 };
+}
+
+/* The address map as one note section, then the section names and where
+ * the section headers go. */
+static bool note_and_names(rw_ctx *cx, elfw *w)
+{
+    size_t amsz;
+    if (!(w->amap = addrmap_encode(&cx->am, &amsz)))
+        return false;
+    w->notesz = 12 + 4 + ((amsz + 3) & ~(size_t)3);
+    if (!(w->note = calloc(1, w->notesz)))
+        return false;
+    rw_put32(w->note, sizeof ADDRMAP_NOTE_NAME);
+    rw_put32(w->note + 4, (uint32_t)amsz);
+    rw_put32(w->note + 8, ADDRMAP_NOTE_TYPE);
+    memcpy(w->note + 12, ADDRMAP_NOTE_NAME, sizeof ADDRMAP_NOTE_NAME);
+    memcpy(w->note + 16, w->amap, amsz);
+    w->off = align_up(w->off, 8);
+    w->note_off = w->off;
+    w->sh[w->ns++] = (Elf64_Shdr){ str_add(&w->names, ADDRMAP_SECTION), SHT_NOTE, 0, 0, w->note_off,
+                                   w->notesz, 0, 0, 4, 0 };
+    w->off += w->notesz;
+    uint32_t shstr_name = str_add(&w->names, ".shstrtab");
+    if (!w->names.s || shstr_name == UINT32_MAX)
+        return false;
+    Elf64_Shdr *ss = &w->sh[w->eh.e_shstrndx];
+    ss->sh_name = shstr_name;
+    ss->sh_offset = w->off;
+    ss->sh_size = w->names.n;
+    w->names_off = w->off;
+    w->off = align_up(w->off + w->names.n, 8);
+    w->eh.e_phoff = cx->seg_off;
+    w->eh.e_phnum = (uint16_t)cx->phnum;
+    w->eh.e_shoff = w->off;
+    w->eh.e_shnum = (uint16_t)w->ns;
+    return true;
+}
+
+static bool write_parts(const rw_ctx *cx, const elfw *w, int fd)
+{
+    uint64_t at = cx->seg_off - cx->seg_addr;   /* file offset of a segment address */
+    bool ok = pwrite_all(fd, cx->out, w->aend, 0) &&
+              pwrite_all(fd, w->ph, cx->phnum * sizeof *w->ph, cx->seg_off) &&
+              pwrite_all(fd, cx->text, cx->text_size, cx->text_addr + at);
+    if (ok && cx->eh)
+        ok = pwrite_all(fd, cx->eh, cx->eh_size, cx->eh_addr + at) &&
+             pwrite_all(fd, cx->ehhdr, cx->ehhdr_size, cx->ehhdr_addr + at);
+    if (ok && cx->gxt_size)
+        ok = pwrite_all(fd, cx->gxt, cx->gxt_size, cx->gxt_addr + at);
+    for (size_t i = 1; ok && i < w->nsec; i++)
+        if (w->sh[i].sh_offset != w->oshdr[i].sh_offset && i != w->eh.e_shstrndx)
+            ok = pwrite_all(fd, cx->out + w->oshdr[i].sh_offset, w->sh[i].sh_size, w->sh[i].sh_offset);
+    return ok && pwrite_all(fd, w->note, w->notesz, w->note_off) &&
+           pwrite_all(fd, w->names.s, w->names.n, w->names_off) &&
+           pwrite_all(fd, w->sh, w->ns * sizeof *w->sh, w->eh.e_shoff) &&
+           pwrite_all(fd, &w->eh, sizeof w->eh, 0);
+}
+
+/* Write next to the target, then rename: never a half-written file. */
+static bool write_file(rw_ctx *cx, const elfw *w, const char *path)
+{
+    struct stat in_st, out_st;
+    if (stat(path, &out_st) == 0 && stat(cx->img->path, &in_st) == 0 &&
+        in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino)
+        return rw_fail(cx, "%s: output is the input image; write to a new file", path);
+    outfile of;
+    char oerr[512];
+    if (!outfile_open(&of, path, 0755, oerr, sizeof oerr))
+        return rw_fail(cx, "%s", oerr);
+    if (!write_parts(cx, w, of.fd)) {
+        rw_fail(cx, "%s: cannot write: %s", path, strerror(errno));
+        outfile_abort(&of);
+        return false;
+    }
+    if (!outfile_commit(&of, oerr, sizeof oerr))
+        return rw_fail(cx, "%s", oerr);
+    return true;
+}
+
 bool rw_elf_write(rw_ctx *cx, const char *path)
 {
     const image *img = cx->img;
-    Elf64_Ehdr eh;
-    memcpy(&eh, cx->out, sizeof eh);      /* e_entry already patched */
-    size_t nsec = eh.e_shnum;
-    const Elf64_Shdr *oshdr = (const Elf64_Shdr *)(img->file + eh.e_shoff);
-    if (eh.e_shoff + nsec * sizeof(Elf64_Shdr) > img->file_size)
+    elfw w = { 0 };
+    memcpy(&w.eh, cx->out, sizeof w.eh);      /* e_entry already patched */
+    w.nsec = w.eh.e_shnum;
+    w.oshdr = (const Elf64_Shdr *)(img->file + w.eh.e_shoff);
+    if (w.eh.e_shoff + w.nsec * sizeof(Elf64_Shdr) > img->file_size)
         return rw_fail(cx, "%s: section headers beyond the end of the file", img->path);
 
     /* The new segment: program headers, code, unwind tables. */
@@ -137,167 +316,26 @@ bool rw_elf_write(rw_ctx *cx, const char *path)
         seg_end = cx->ehhdr_addr + cx->ehhdr_size;
     if (cx->gxt_size)
         seg_end = cx->gxt_addr + cx->gxt_size;
-    uint64_t segsz = seg_end - cx->seg_addr;
-    cx->st->seg_size = segsz;
+    w.segsz = seg_end - cx->seg_addr;
+    cx->st->seg_size = w.segsz;
 
-    Elf64_Phdr *ph = calloc(cx->phnum, sizeof *ph);
-    Elf64_Shdr *sh = calloc(nsec + 5, sizeof *sh);
-    strtab names = { 0 };
-    uint8_t *note = NULL, *amap = NULL;
-    int fd = -1;
-    bool ok = false;
-    if (!ph || !sh)
-        goto oom;
-    const Elf64_Phdr *oph = (const Elf64_Phdr *)(img->file + eh.e_phoff);
-    size_t last_load = 0, k = 0;
-    for (size_t i = 0; i < eh.e_phnum; i++)
-        if (oph[i].p_type == PT_LOAD)
-            last_load = i;
-    for (size_t i = 0; i < eh.e_phnum; i++) {
-        Elf64_Phdr p = oph[i];
-        if (p.p_type == PT_PHDR) {
-            p.p_offset = cx->seg_off;
-            p.p_vaddr = p.p_paddr = cx->seg_addr;
-            p.p_filesz = p.p_memsz = cx->phnum * sizeof *ph;
-        } else if (p.p_type == PT_GNU_EH_FRAME && cx->ehhdr) {
-            p.p_offset = cx->seg_off + (cx->ehhdr_addr - cx->seg_addr);
-            p.p_vaddr = p.p_paddr = cx->ehhdr_addr;
-            p.p_filesz = p.p_memsz = cx->ehhdr_size;
-        }
-        ph[k++] = p;
-        if (i == last_load) {
-            uint64_t al = p.p_align > 0x2000 ? p.p_align : 0x2000;
-            ph[k++] = (Elf64_Phdr){ PT_LOAD, PF_R | PF_X, cx->seg_off, cx->seg_addr, cx->seg_addr,
-                                    segsz, segsz, al };
-        }
+    w.ph = calloc(cx->phnum, sizeof *w.ph);
+    w.sh = calloc(w.nsec + 5, sizeof *w.sh);
+    bool ok = w.ph && w.sh;
+    if (ok) {
+        program_headers(cx, &w);
+        move_unloaded(cx, &w);
+        new_sections(cx, &w);
+        ok = note_and_names(cx, &w);
     }
-
-    /* Non-loaded sections move after the segment, in file order. */
-    uint64_t aend = 0;
-    for (size_t i = 0; i < img->nsegments; i++)
-        if (img->segments[i].type == PT_LOAD && img->segments[i].offset + img->segments[i].filesz > aend)
-            aend = img->segments[i].offset + img->segments[i].filesz;
-    for (size_t i = 0; i < nsec; i++)
-        if ((oshdr[i].sh_flags & SHF_ALLOC) && oshdr[i].sh_type != SHT_NOBITS &&
-            oshdr[i].sh_offset + oshdr[i].sh_size > aend)
-            aend = oshdr[i].sh_offset + oshdr[i].sh_size;
-    uint64_t off = cx->seg_off + segsz;
-    for (size_t i = 0; i < nsec; i++) {
-        sh[i] = oshdr[i];
-        if (i && !(sh[i].sh_flags & SHF_ALLOC) && sh[i].sh_type != SHT_NOBITS &&
-            sh[i].sh_offset >= aend && i != eh.e_shstrndx) {
-            off = align_up(off, sh[i].sh_addralign ? sh[i].sh_addralign : 1);
-            sh[i].sh_offset = off;
-            off += sh[i].sh_size;
-        }
-    }
-    /* Names: the old unwind tables are kept, renamed; new sections added. */
-    const char *oldnames = (const char *)img->file + oshdr[eh.e_shstrndx].sh_offset;
-    uint64_t oldnsz = oshdr[eh.e_shstrndx].sh_size;
-    str_add(&names, "");
-    for (size_t i = 0; i < nsec; i++) {
-        const char *n = oshdr[i].sh_name < oldnsz ? oldnames + oshdr[i].sh_name : "";
-        if (cx->eh && !strcmp(n, ".eh_frame"))
-            n = ".cpo.orig.eh_frame";
-        else if (cx->ehhdr && !strcmp(n, ".eh_frame_hdr"))
-            n = ".cpo.orig.eh_frame_hdr";
-        sh[i].sh_name = i ? str_add(&names, n) : 0;
-    }
-    size_t ns = nsec;
-    sh[ns++] = (Elf64_Shdr){ str_add(&names, ".cpo.text"), SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
-                             cx->text_addr, cx->seg_off + (cx->text_addr - cx->seg_addr),
-                             cx->text_size, 0, 0, 32, 0 };
-    if (cx->eh) {
-        sh[ns++] = (Elf64_Shdr){ str_add(&names, ".eh_frame"), SHT_PROGBITS, SHF_ALLOC, cx->eh_addr,
-                                 cx->seg_off + (cx->eh_addr - cx->seg_addr), cx->eh_size, 0, 0, 8, 0 };
-        sh[ns++] = (Elf64_Shdr){ str_add(&names, ".eh_frame_hdr"), SHT_PROGBITS, SHF_ALLOC,
-                                 cx->ehhdr_addr, cx->seg_off + (cx->ehhdr_addr - cx->seg_addr),
-                                 cx->ehhdr_size, 0, 0, 4, 0 };
-    }
-    if (cx->gxt_size)
-        sh[ns++] = (Elf64_Shdr){ str_add(&names, ".cpo.gcc_except_table"), SHT_PROGBITS, SHF_ALLOC,
-                                 cx->gxt_addr, cx->seg_off + (cx->gxt_addr - cx->seg_addr),
-                                 cx->gxt_size, 0, 0, 8, 0 };
-    /* The address map, as one note. */
-    size_t amsz;
-    amap = addrmap_encode(&cx->am, &amsz);
-    if (!amap)
-        goto oom;
-    size_t notesz = 12 + 4 + ((amsz + 3) & ~(size_t)3);
-    note = calloc(1, notesz);
-    if (!note)
-        goto oom;
-    rw_put32(note, sizeof ADDRMAP_NOTE_NAME);
-    rw_put32(note + 4, (uint32_t)amsz);
-    rw_put32(note + 8, ADDRMAP_NOTE_TYPE);
-    memcpy(note + 12, ADDRMAP_NOTE_NAME, sizeof ADDRMAP_NOTE_NAME);
-    memcpy(note + 16, amap, amsz);
-    off = align_up(off, 8);
-    uint64_t note_off = off;
-    sh[ns++] = (Elf64_Shdr){ str_add(&names, ADDRMAP_SECTION), SHT_NOTE, 0, 0, note_off, notesz,
-                             0, 0, 4, 0 };
-    off += notesz;
-    uint32_t shstr_name = str_add(&names, ".shstrtab");
-    if (!names.s || shstr_name == UINT32_MAX)
-        goto oom;
-    sh[eh.e_shstrndx].sh_name = shstr_name;
-    sh[eh.e_shstrndx].sh_offset = off;
-    sh[eh.e_shstrndx].sh_size = names.n;
-    uint64_t names_off = off;
-    off = align_up(off + names.n, 8);
-    eh.e_phoff = cx->seg_off;
-    eh.e_phnum = (uint16_t)cx->phnum;
-    eh.e_shoff = off;
-    eh.e_shnum = (uint16_t)ns;
-
-    /* Write next to the target, then rename: never a half-written file. */
-    struct stat in_st, out_st;
-    if (stat(path, &out_st) == 0 && stat(img->path, &in_st) == 0 &&
-        in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino) {
-        rw_fail(cx, "%s: output is the input image; write to a new file", path);
-        goto out;
-    }
-    outfile of;
-    char oerr[512];
-    if (!outfile_open(&of, path, 0755, oerr, sizeof oerr)) {
-        rw_fail(cx, "%s", oerr);
-        goto out;
-    }
-    fd = of.fd;
-    bool w = pwrite_all(fd, cx->out, aend, 0) &&
-             pwrite_all(fd, ph, cx->phnum * sizeof *ph, cx->seg_off) &&
-             pwrite_all(fd, cx->text, cx->text_size, cx->seg_off + (cx->text_addr - cx->seg_addr));
-    if (w && cx->eh)
-        w = pwrite_all(fd, cx->eh, cx->eh_size, cx->seg_off + (cx->eh_addr - cx->seg_addr)) &&
-            pwrite_all(fd, cx->ehhdr, cx->ehhdr_size, cx->seg_off + (cx->ehhdr_addr - cx->seg_addr));
-    if (w && cx->gxt_size)
-        w = pwrite_all(fd, cx->gxt, cx->gxt_size, cx->seg_off + (cx->gxt_addr - cx->seg_addr));
-    for (size_t i = 1; w && i < nsec; i++)
-        if (sh[i].sh_offset != oshdr[i].sh_offset && i != eh.e_shstrndx)
-            w = pwrite_all(fd, cx->out + oshdr[i].sh_offset, sh[i].sh_size, sh[i].sh_offset);
-    w = w && pwrite_all(fd, note, notesz, note_off) &&
-        pwrite_all(fd, names.s, names.n, names_off) &&
-        pwrite_all(fd, sh, ns * sizeof *sh, eh.e_shoff) &&
-        pwrite_all(fd, &eh, sizeof eh, 0);
-    fd = -1;
-    if (!w) {
-        rw_fail(cx, "%s: cannot write: %s", path, strerror(errno));
-        outfile_abort(&of);
-        goto out;
-    }
-    if (!outfile_commit(&of, oerr, sizeof oerr)) {
-        rw_fail(cx, "%s", oerr);
-        goto out;
-    }
-    ok = true;
-    goto out;
-oom:
-    rw_fail(cx, "out of memory writing %s", path);
-out:
-    free(ph);
-    free(sh);
-    free(names.s);
-    free(note);
-    free(amap);
+    if (!ok)
+        rw_fail(cx, "out of memory writing %s", path);
+    else
+        ok = write_file(cx, &w, path);
+    free(w.ph);
+    free(w.sh);
+    free(w.names.s);
+    free(w.note);
+    free(w.amap);
     return ok;
 }
