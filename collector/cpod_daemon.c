@@ -595,7 +595,88 @@ static void expire_clients(cpod *d, long long now)
     }
 }
 
-int cpod_serve(cpod *d)
+static void read_signals(cpod *d, int sfd)
+{
+    struct signalfd_siginfo si;
+    while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+        if (si.ssi_signo == SIGHUP) {
+            cpod_log_reopen();
+            cpod_log("SIGHUP: log reopened");
+        } else if (d->quitting) {
+            cpod_log("%s again: exiting now; what is not merged stays in the journals "
+                     "for the next start", strsignal((int)si.ssi_signo));
+            _exit(1);
+        } else {
+            cpod_log("%s: flushing, then exiting", strsignal((int)si.ssi_signo));
+            cpod_request_merge(d, false, true);
+        }
+    }
+}
+
+/* The merge thread finished a job. */
+static void merge_finished(cpod *d)
+{
+    uint64_t v;
+    if (read(d->wake_fd, &v, sizeof v) < 0)
+        {}
+    pthread_mutex_lock(&d->mu);
+    cpod_job *j = d->done_job;
+    d->done_job = NULL;
+    pthread_mutex_unlock(&d->mu);
+    if (j)
+        job_done(d, j);
+}
+
+static void serve_clients(cpod *d, const struct pollfd *pf, int first, int n)
+{
+    /* Clients may close themselves while being read: collect the ready
+     * descriptors first. */
+    int ready[CPOD_MAX_CLIENTS], k = 0;
+    for (int i = first; i < n && k < CPOD_MAX_CLIENTS; i++)
+        if (pf[i].revents)
+            ready[k++] = pf[i].fd;
+    for (int i = 0; i < k; i++)
+        for (cpod_client *c = d->clients; c; c = c->next)
+            if (c->fd == ready[i]) {
+                cpod_control_read(d, c);
+                break;
+            }
+}
+
+/* Timed work after each wake-up: merges and drains when due, merging
+ * early when the journals grow, retries, idle clients. */
+static void housekeeping(cpod *d, bool *disabled_journals)
+{
+    long long now = cpod_now_ms();
+    if (now >= d->next_flush) {
+        d->next_flush = now + d->o.flush_ms;
+        d->next_drain = now + d->o.drain_ms;
+        cpod_request_merge(d, false, false);
+    } else if (now >= d->next_drain) {
+        d->next_drain = now + d->o.drain_ms;
+        cpod_drain_all(d);
+    }
+    if (d->journal_bytes > d->o.journal_limit) {
+        if (!d->running && !d->retry) {
+            cpod_log("%" PRIu64 " bytes journalled since the last merge: merging early",
+                     d->journal_bytes);
+            cpod_request_merge(d, false, false);
+        } else if (d->retry && d->journal_bytes > 4 * d->o.journal_limit && !*disabled_journals) {
+            cpod_log("the database refuses merges and the journals passed %" PRIu64 " bytes: "
+                     "journalling stops until a merge succeeds", d->journal_bytes);
+            for (cpod_region *r = d->regions; r; r = r->next)
+                r->j.failed = true;
+            *disabled_journals = true;
+        }
+    }
+    if (!d->retry)
+        *disabled_journals = false;
+    else if (!d->running && now >= d->retry_at)
+        kick(d);
+    expire_clients(d, now);
+}
+
+static int start_serving(cpod *d, int *sfd)
 {
     sigset_t set;
     sigemptyset(&set);
@@ -604,17 +685,24 @@ int cpod_serve(cpod *d)
     sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
-    int sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-    if (sfd < 0) {
+    if ((*sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
         cpod_log("signalfd: %s", strerror(errno));
         return 1;
     }
     if (pthread_create(&d->thread, NULL, cpod_merge_thread, d) != 0) {
         cpod_log("cannot start the merge thread");
-        close(sfd);
+        close(*sfd);
         return 1;
     }
     d->thread_up = true;
+    return 0;
+}
+
+int cpod_serve(cpod *d)
+{
+    int sfd;
+    if (start_serving(d, &sfd))
+        return 1;
     long long now = cpod_now_ms(), next_scan = now + RESCAN_MS;
     d->next_drain = now + d->o.drain_ms;
     d->next_flush = now + d->o.flush_ms;
@@ -638,33 +726,10 @@ int cpod_serve(cpod *d)
             cpod_log("poll: %s", strerror(errno));
             break;
         }
-        if (pr > 0 && (pf[0].revents & POLLIN)) {
-            struct signalfd_siginfo si;
-            while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
-                if (si.ssi_signo == SIGHUP) {
-                    cpod_log_reopen();
-                    cpod_log("SIGHUP: log reopened");
-                } else if (d->quitting) {
-                    cpod_log("%s again: exiting now; what is not merged stays in the journals "
-                             "for the next start", strsignal((int)si.ssi_signo));
-                    _exit(1);
-                } else {
-                    cpod_log("%s: flushing, then exiting", strsignal((int)si.ssi_signo));
-                    cpod_request_merge(d, false, true);
-                }
-            }
-        }
-        if (pr > 0 && (pf[2].revents & POLLIN)) {
-            uint64_t v;
-            if (read(d->wake_fd, &v, sizeof v) < 0)
-                {}
-            pthread_mutex_lock(&d->mu);
-            cpod_job *j = d->done_job;
-            d->done_job = NULL;
-            pthread_mutex_unlock(&d->mu);
-            if (j)
-                job_done(d, j);
-        }
+        if (pr > 0 && (pf[0].revents & POLLIN))
+            read_signals(d, sfd);
+        if (pr > 0 && (pf[2].revents & POLLIN))
+            merge_finished(d);
         now = cpod_now_ms();
         if ((pr > 0 && (pf[3].revents & POLLIN)) || now >= next_scan) {
             char buf[4096];
@@ -677,50 +742,12 @@ int cpod_serve(cpod *d)
         }
         if (pr > 0 && (pf[1].revents & POLLIN))
             cpod_control_accept(d);
-        if (pr > 0) {
-            /* Clients may close themselves while being read: collect the
-             * ready descriptors first. */
-            int ready[CPOD_MAX_CLIENTS], k = 0;
-            for (int i = first_client; i < n; i++)
-                if (pf[i].revents)
-                    ready[k++] = pf[i].fd;
-            for (int i = 0; i < k; i++)
-                for (cpod_client *c = d->clients; c; c = c->next)
-                    if (c->fd == ready[i]) {
-                        cpod_control_read(d, c);
-                        break;
-                    }
-        }
+        if (pr > 0)
+            serve_clients(d, pf, first_client, n);
         int taken;
         collect_all(d, &taken);
         tick = taken ? TICK_MIN_MS : tick * 2 > TICK_MAX_MS ? TICK_MAX_MS : tick * 2;
-        now = cpod_now_ms();
-        if (now >= d->next_flush) {
-            d->next_flush = now + d->o.flush_ms;
-            d->next_drain = now + d->o.drain_ms;
-            cpod_request_merge(d, false, false);
-        } else if (now >= d->next_drain) {
-            d->next_drain = now + d->o.drain_ms;
-            cpod_drain_all(d);
-        }
-        if (d->journal_bytes > d->o.journal_limit) {
-            if (!d->running && !d->retry) {
-                cpod_log("%" PRIu64 " bytes journalled since the last merge: merging early",
-                         d->journal_bytes);
-                cpod_request_merge(d, false, false);
-            } else if (d->retry && d->journal_bytes > 4 * d->o.journal_limit && !disabled_journals) {
-                cpod_log("the database refuses merges and the journals passed %" PRIu64 " bytes: "
-                         "journalling stops until a merge succeeds", d->journal_bytes);
-                for (cpod_region *r = d->regions; r; r = r->next)
-                    r->j.failed = true;
-                disabled_journals = true;
-            }
-        }
-        if (!d->retry)
-            disabled_journals = false;
-        else if (!d->running && now >= d->retry_at)
-            kick(d);
-        expire_clients(d, now);
+        housekeeping(d, &disabled_journals);
     }
     close(sfd);
     cpod_log("cpod exiting (status %d): %" PRIu64 " samples taken, %" PRIu64 " merged, %" PRIu64
