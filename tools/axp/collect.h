@@ -3,8 +3,8 @@
  *
  * The machine reports samples, safe points and image loads through hooks
  * (machine/machine.h); this glue hands them to the sampling driver
- * (collector/driver.h), which is what the DCPI kernel did with counter
- * interrupts.  Three destinations:
+ * through its producer side (collector/producer.h), which is what the DCPI
+ * kernel did with counter interrupts.  Three destinations:
  *
  *   cpod      the region the cpod daemon of a profile database gives this
  *             machine (--collector DIR): the daemon drains it and stores

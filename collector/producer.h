@@ -1,0 +1,64 @@
+/*
+ * collector/producer.h: the producer side of the sampling driver, as a
+ * sampling source uses it (what DCPI's kernel did at counter interrupts).
+ *
+ * A source opens one of three regions, hands it samples and notices, lets
+ * it run at safe points, and finishes it:
+ *
+ *   cpod      the region a profile database's cpod daemon gives the source
+ *             (cpod_attach): the daemon drains it and stores profiles;
+ *   path      a region at a path, for some other consumer;
+ *   private   a region in an unlinked temporary, drained by this process
+ *             at every safe point and to the last entry at the end, so the
+ *             source can always report what the driver did with its samples.
+ *
+ * axp's machine is one such source (tools/axp/collect.c wires its hooks to
+ * this); a native perf_event_open source would be another.  Calls for one
+ * CPU come from one thread at a time, as the driver requires.
+ */
+#ifndef COLLECTOR_PRODUCER_H
+#define COLLECTOR_PRODUCER_H
+
+#include <stdint.h>
+
+#include "collector/cpod.h"
+#include "collector/driver.h"
+
+typedef enum { DRV_PROD_PRIVATE, DRV_PROD_PATH, DRV_PROD_CPOD } drv_prod_mode;
+extern const char *const drv_prod_mode_names[3];   /* "private", "driver", "cpod" */
+
+typedef struct drv_producer_options {
+    drv_prod_mode mode;
+    unsigned ncpus;
+    drv_policy policy;
+    const char *path;              /* PATH: the region's file */
+    const char *db_dir;            /* CPOD: the database */
+    const cpod_event *events;      /* CPOD: the events, for the daemon */
+    size_t nevents;
+    const char *name;              /* CPOD: the source, for the daemon's log */
+} drv_producer_options;
+
+typedef struct drv_producer drv_producer;
+
+/* NULL with a message naming the file or database at fault. */
+drv_producer *drv_producer_open(const drv_producer_options *o, char *err, size_t errsz);
+drv *drv_producer_driver(drv_producer *p);
+/* The region's path ("" for a private one). */
+const char *drv_producer_region(const drv_producer *p);
+
+/* A sample: DRV_OK, DRV_DROPPED, or a refusal (DRV_FULL, DRV_EINVAL) the
+ * caller counts as rejected.  A private region that is full is drained
+ * here and the sample tried again: it stalls rather than drops. */
+int drv_producer_sample(drv_producer *p, unsigned cpu, uint32_t pid, uint64_t pc, unsigned event);
+/* A safe point of one CPU: hand buffers over, and drain a private region. */
+void drv_producer_poll(drv_producer *p, unsigned cpu);
+/* The end: a private region is flushed and drained to the last entry.
+ * 0, or -1 with a message. */
+int drv_producer_finish(drv_producer *p, char *err, size_t errsz);
+/* What a private region's consumer took. */
+void drv_producer_drained(const drv_producer *p, uint64_t *entries, uint64_t *samples,
+                          uint64_t *notices);
+/* Detach: what a cpod or path region holds stays there for its consumer. */
+void drv_producer_close(drv_producer *p);
+
+#endif
