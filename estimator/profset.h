@@ -1,9 +1,9 @@
 /*
- * estimator/profset.h: naming profile selections on the command line.
+ * estimator/profset.h: naming profile selections as text.
  *
- * Commands that read one selection take --db DIR (default $CPO_DB),
- * --epoch E or --all-epochs, and -e EVENT (repeatable).  Commands that
- * compare selections (cpo stats, cpo diff) name each one as a SET:
+ * Commands that compare selections (cpo stats, cpo diff) name each one as
+ * a SET (the options of a single selection are the front end's:
+ * tools/cpo/selection.c):
  *
  *   DIR           the database's current epoch
  *   DIR@EPOCH     one epoch (YYYYMMDDTHHMMSSZ, perhaps with -NNN)
@@ -18,17 +18,6 @@
 #include <stdbool.h>
 
 #include "estimator/samples.h"
-
-/* The selection option at argv[*i] (with its argument, which *i then
- * passes): returns 1 when it was one, 0 when argv[*i] is something else,
- * -1 on a misuse (missing argument, both --epoch and --all-epochs), with
- * err naming the option. */
-int est_selection_arg(est_selection *sel, int argc, char **argv, int *i, est_error *err);
-/* After the options: the database defaults to $CPO_DB; none at all is an
- * error naming --db. */
-bool est_selection_finish(est_selection *sel, est_error *err);
-/* Frees what est_selection_arg allocated (the event list). */
-void est_selection_release(est_selection *sel);
 
 typedef struct est_setspec {
     char *text;          /* as given, for headings */

@@ -376,6 +376,9 @@ expect() { # what status pattern command...
   fi
 }
 expect "no database" 2 "give --db DIR or set CPO_DB" env -u CPO_DB "$CPO" prof
+expect "--epoch with --all-epochs" 2 "--epoch and --all-epochs cannot both be given" "$CPO" prof --db "$DB" --all-epochs --epoch 20200101T000000Z
+expect "--db without a directory" 2 "option --db needs a database directory" "$CPO" prof --db
+expect "-e without an event" 2 "option -e needs an event name" "$CPO" prof --db "$DB" -e
 expect "missing database" 1 "$tmp/nodb" "$CPO" prof --db "$tmp/nodb"
 expect "unknown epoch" 1 "no epoch \"20200101T000000Z\"" "$CPO" prof --db "$DB" --epoch 20200101T000000Z
 expect "--epoch with --all-epochs" 2 "cannot both be given" "$CPO" prof --db "$DB" --epoch $E1 --all-epochs

@@ -390,48 +390,6 @@ Test(estimator, profset_sets, .init = setup, .fini = teardown)
     }
 }
 
-Test(estimator, profset_options)
-{
-    char *argv[] = { "prof", "--db", "D", "-e", "cycles", "--event=imiss", "--all-epochs", "-i", NULL };
-    int argc = 8;
-    est_selection sel = { 0 };
-    est_error err;
-    int other = 0;
-    for (int i = 1; i < argc; i++) {
-        int k = est_selection_arg(&sel, argc, argv, &i, &err);
-        cr_assert(k >= 0, "%s", err.msg);
-        other += k == 0;
-    }
-    cr_assert_eq(other, 1);   /* -i is the command's own */
-    cr_assert_str_eq(sel.db, "D");
-    cr_assert_eq(sel.nevents, 2);
-    cr_assert_str_eq(sel.events[1], "imiss");
-    cr_assert(sel.all_epochs);
-    est_selection_release(&sel);
-
-    char *clash[] = { "prof", "--all-epochs", "--epoch", "E" };
-    est_selection s2 = { 0 };
-    int i = 1;
-    cr_assert_eq(est_selection_arg(&s2, 4, clash, &i, &err), 1);
-    i = 2;
-    cr_assert_eq(est_selection_arg(&s2, 4, clash, &i, &err), -1);
-    cr_assert(strstr(err.msg, "--all-epochs"), "%s", err.msg);
-    char *missing[] = { "prof", "--db" };
-    est_selection s3 = { 0 };
-    i = 1;
-    cr_assert_eq(est_selection_arg(&s3, 2, missing, &i, &err), -1);
-    cr_assert(strstr(err.msg, "--db"), "%s", err.msg);
-
-    est_selection s4 = { 0 };
-    unsetenv("CPO_DB");
-    cr_assert_not(est_selection_finish(&s4, &err));
-    cr_assert(strstr(err.msg, "--db"), "%s", err.msg);
-    setenv("CPO_DB", "/some/db", 1);
-    cr_assert(est_selection_finish(&s4, &err));
-    cr_assert_str_eq(s4.db, "/some/db");
-    unsetenv("CPO_DB");
-}
-
 /* ---- statistics ------------------------------------------------------------------ */
 
 Test(estimator, stats_across_sets, .init = setup, .fini = teardown)

@@ -146,7 +146,7 @@ int cmd_accuracy(int argc, char **argv)
     long nworst = 0;
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++) {
-        int k = est_selection_arg(&sel, argc, argv, &i, &err);
+        int k = cpo_selection_arg(&sel, argc, argv, &i, &err);
         if (k < 0) {
             fprintf(stderr, "cpo: accuracy: %s\n%s", err.msg, USAGE);
             rc = 2;
@@ -180,7 +180,7 @@ int cmd_accuracy(int argc, char **argv)
         return rc;
     char msg[1024];
     est_analysis *a = est_analyse(&sel, imgpath, msg, sizeof msg);
-    est_selection_release(&sel);
+    cpo_selection_release(&sel);
     if (!a) {
         fprintf(stderr, "cpo: %s\n", msg);
         return 1;

@@ -21,7 +21,7 @@ int cmd_export(int argc, char **argv)
     const char *pprof = NULL;
     int rc = 0;
     for (int i = 1; rc == 0 && i < argc; i++) {
-        int k = est_selection_arg(&sel, argc, argv, &i, &err);
+        int k = cpo_selection_arg(&sel, argc, argv, &i, &err);
         if (k < 0) {
             fprintf(stderr, "cpo: export: %s\n%s", err.msg, USAGE);
             rc = 2;
@@ -51,6 +51,6 @@ int cmd_export(int argc, char **argv)
         rc = 1;
     }
     est_free(&s);
-    est_selection_release(&sel);
+    cpo_selection_release(&sel);
     return rc;
 }

@@ -213,7 +213,7 @@ int cmd_list(int argc, char **argv)
     bool with_source = false;
     int rc = 0;
     for (int i = 1; i < argc; i++) {
-        int k = est_selection_arg(&sel, argc, argv, &i, &err);
+        int k = cpo_selection_arg(&sel, argc, argv, &i, &err);
         if (k < 0) {
             fprintf(stderr, "cpo: list: %s\n%s", err.msg, USAGE);
             rc = 2;
@@ -249,7 +249,7 @@ int cmd_list(int argc, char **argv)
         image *img = image_open(want, &ierr);
         if (!img) {
             fprintf(stderr, "cpo: %s\n", ierr.msg);
-            est_selection_release(&sel);
+            cpo_selection_release(&sel);
             return 1;
         }
         if (img->build_id_len) {
@@ -263,7 +263,7 @@ int cmd_list(int argc, char **argv)
     est_set s;
     if (!est_load(&sel, &s, &err)) {
         fprintf(stderr, "cpo: %s\n", err.msg);
-        est_selection_release(&sel);
+        cpo_selection_release(&sel);
         return 1;
     }
     const est_image *found[16];
@@ -309,6 +309,6 @@ int cmd_list(int argc, char **argv)
         rc = 1;
     }
     est_free(&s);
-    est_selection_release(&sel);
+    cpo_selection_release(&sel);
     return rc;
 }

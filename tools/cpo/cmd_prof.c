@@ -96,7 +96,7 @@ int cmd_prof(int argc, char **argv)
     size_t limit = 0;
     int rc = 0;
     for (int i = 1; i < argc; i++) {
-        int k = est_selection_arg(&sel, argc, argv, &i, &err);
+        int k = cpo_selection_arg(&sel, argc, argv, &i, &err);
         if (k < 0) {
             fprintf(stderr, "cpo: prof: %s\n%s", err.msg, USAGE);
             rc = 2;
@@ -149,6 +149,6 @@ int cmd_prof(int argc, char **argv)
     }
     est_rows_free(rows, n);
     est_free(&s);
-    est_selection_release(&sel);
+    cpo_selection_release(&sel);
     return rc;
 }

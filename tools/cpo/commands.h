@@ -28,7 +28,14 @@ int cmd_report(int argc, char **argv);   /* cmd_report.c: report/ */
 int cmd_serve(int argc, char **argv);    /* cmd_serve.c: service/ */
 int cmd_status(int argc, char **argv);   /* cmd_serve.c */
 
-/* selection.c: shared by prof, list and export.  Finish the selection
+/* selection.c.  The selection option at argv[*i] (with its argument, which
+ * *i then passes): 1 when it was one, 0 when argv[*i] is something else,
+ * -1 on a misuse (missing argument, both --epoch and --all-epochs), with
+ * err naming the option. */
+int cpo_selection_arg(est_selection *sel, int argc, char **argv, int *i, est_error *err);
+/* Frees what cpo_selection_arg allocated (the event list). */
+void cpo_selection_release(est_selection *sel);
+/* Shared by prof, list and export.  Finish the selection
  * options (rc: the status so far); returns the exit status, releasing sel
  * when it is not 0.  Then load the set: 0; -1 when that failed (message
  * printed, sel released: exit 1); 1 when an event asked for has no

@@ -30,7 +30,7 @@
 #include "cfg/cfg.h"
 #include "common/hash.h"
 #include "common/outfile.h"
-#include "estimator/profset.h"
+#include "estimator/samples.h"
 #include "optimizer/optimize.h"
 #include "rewriter/rewrite.h"
 #include "tools/optimize-image/profile.h"
@@ -208,11 +208,6 @@ int main(int argc, char **argv)
     sel.image_files = images;
     sel.nimage_files = nimages;
     sel.warn = warn_once;
-    est_error serr;
-    if (sel.db && !est_selection_finish(&sel, &serr)) {
-        fprintf(stderr, "optimize-image: %s\n", serr.msg);
-        return 2;
-    }
     if (seeded && (!planarg || strcmp(planarg, "random"))) {
         fprintf(stderr, "optimize-image: --seed goes with --plan random\n");
         return 2;
