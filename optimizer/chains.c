@@ -7,9 +7,8 @@
  * Blocks glued by a call (the return address is the next block) start out
  * as one chain.  Chains are then placed entry first, each next one the chain
  * most strongly connected to those already placed; chains that never ran go
- * last, and to the cold area only when the estimate is sure they never run
- * (a block the profile saw run, however rarely, stays in the hot part so an
- * input that runs it more does not pay a far jump every time).
+ * to the cold area (a block the profile saw run, however rarely, stays in
+ * the hot part, after the hot chains).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +31,14 @@ static int by_weight(const void *a, const void *b)
     return x->from < y->from ? -1 : x->from > y->from;
 }
 
+/* Never ran, as far as the profile can tell: from samples that includes
+ * code too rare to be sampled.  Keeping such blocks in the hot part, in
+ * case, spread every sampled procedure's hot code over more lines and cost
+ * more on held-out inputs than the branches to the cold area that an input
+ * running them pays (docs/notes/optimizer-samples.md). */
 static bool sure_cold(const est_proc_freq *fp, uint32_t b)
 {
-    return fp->block[b] <= 0 && fp->block_conf[b] >= EST_CONF_MEDIUM;
+    return fp->block[b] <= 0;
 }
 
 static double chain_heat(const est_proc_freq *fp, const uint32_t *next, uint32_t h)
@@ -173,7 +177,8 @@ bool opt_chain_proc(const cfg_proc *p, const est_proc_freq *fp, const opt_option
             for (uint32_t x = h; x != CFG_NONE; x = next[x])
                 cold = cold && sure_cold(fp, x);
             bool warm = chain_heat(fp, next, h) > 0;
-            /* pass 0: unsure never-run chains stay hot; 1: warm to cold; 2: cold */
+            /* pass 0: never-run chains stay hot when splitting is off;
+             * 1: warm to cold (--split-warm); 2: never ran, to cold */
             if (pass == 0 ? (cold || warm) : pass == 1 ? !warm : (!cold || warm))
                 continue;
             for (uint32_t x = h; x != CFG_NONE; x = next[x]) {

@@ -1,34 +1,51 @@
 #!/bin/bash
 # The optimizer on held-out inputs, in EV5 cycles from axp --timing (exact
-# and deterministic).  lua is trained on its six test scripts
-# (tests/workloads/lua, exact counts) and measured on the five scripts of
-# scripts/bench/lua, which the profile never saw.  Side by side per script:
-# the -O2 build and optimize-image from the training counts (exact), also
-# without cache-line colouring (--no-colour) and with --split-warm (warm); cycles, I-cache misses, taken-branch stall cycles, branch
-# and jump mispredicts, and the share of the layout-addressable stall cycles
-# (I-cache, taken branch, mispredicts) removed.  Every output is compared
-# with the -O2 build's.  Then optimize-image's own time and memory.
-# speedtest1 is trained on --size 1 (main test set) and measured on --size 2
-# and on the orm and cte test sets; zstd is trained on compressing one
-# datagen file at -3 and measured on another file at -1, -9 and -19 and on
-# decompressing it.  OPT_SCRIPTS limits the held-out lua scripts (e.g.
-# "trees words"); OPT_WORKLOADS the workloads (default "lua speedtest1 zstd").
+# and deterministic).  Each workload is trained on one set of inputs and
+# measured on others the profile never saw:
+#   lua         trained on its six test scripts (tests/workloads/lua),
+#               measured on the five of scripts/bench/lua;
+#   speedtest1  trained on --size 1 (main test set), measured on --size 2
+#               and on the orm and cte test sets;
+#   zstd        trained on compressing one datagen file at -3, measured on
+#               another file at -1, -9 and -19 and on decompressing it.
+# Side by side per input (builds):
+#   O2       the workload as built (-O2)
+#   exact    optimize-image on O2 from axp's exact counts of the training
+#   samples  optimize-image on O2 from cycle samples of the training (cpod,
+#            --pmu cycles:$OPT_PERIOD): the product's path
+#   pgo      gcc's PGO build of the same source (-fprofile-generate, the
+#            training under qemu-alpha, -fprofile-use; scripts/workloads/pgo.sh)
+#   pgo+s    optimize-image on pgo from cycle samples of the training
+# Cycles, I-cache misses, taken-branch, mispredict and layout-addressable
+# stall cycles (I-cache + taken branch + mispredicts), the share of O2's
+# layout stalls removed; every output and status compared with O2's.  Then
+# optimize-image's own time and memory.  Every build runs from the same
+# path, so argv and the stack are the same for all.
+# OPT_WORKLOADS picks workloads (default "lua speedtest1 zstd"), OPT_SCRIPTS
+# the held-out lua scripts, OPT_BUILDS the builds (default all five; add
+# nocol for exact with --no-colour), OPT_PERIOD the sampling period
+# (default 4000: a week of production at DCPI's default period gathers far
+# more samples than one training run does).
 set -u
-# A fixed guest clock: lua seeds its string hashes from the time, which
-# otherwise moves a run's cycles by a few per cent.
+# A fixed guest clock for everything that reads the time.
 export AXP_EPOCH=${AXP_EPOCH:-1700000000}
 BUILD=${BUILD:-build}
-AXP=$BUILD/bin/axp
-OPT=$BUILD/bin/optimize-image
-LUA=$BUILD/workloads/bin/lua
-[ -x "$OPT" ] && [ -x "$AXP" ] || { echo "optimize-image or axp not built (make)"; exit 1; }
+AXP=$BUILD/bin/axp OPT=$BUILD/bin/optimize-image CPOD=$BUILD/bin/cpod CPO=$BUILD/bin/cpo
+WL=$BUILD/workloads
+[ -x "$OPT" ] && [ -x "$AXP" ] && [ -x "$CPOD" ] || { echo "optimize-image, axp or cpod not built (make)"; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cpo-bench-opt.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-TRAIN="closures fib nbody sieve sort strings"
+cleanup() {
+  for d in "$tmp"/*.db; do [ -d "$d" ] && "$CPO" quit --db "$d" >/dev/null 2>&1; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
 WORKLOADS=${OPT_WORKLOADS:-"lua speedtest1 zstd"}
 HELD=${OPT_SCRIPTS:-"trees mandel words objects queens"}
+BUILDS=${OPT_BUILDS:-"O2 exact samples pgo pgo+s"}
+PERIOD=${OPT_PERIOD:-4000}
+has() { case " $BUILDS " in *" $1 "*) return 0 ;; esac; return 1; }
 
-# stats FILE KEY...: numbers from axp's --stats JSON
+# stat FILE KEY...: numbers from axp's --stats JSON
 stat() { python3 -c 'import json,sys
 d=json.load(open(sys.argv[1])); s=d["stalls"]
 v={"cycles":d["cycles"],"imiss":d["icache_misses"],"taken":s["taken_branch"],
@@ -36,99 +53,133 @@ v={"cycles":d["cycles"],"imiss":d["icache_misses"],"taken":s["taken_branch"],
 v["layout"]=v["icache"]+v["taken"]+v["misp"]
 print(" ".join(str(v[k]) for k in sys.argv[2:]))' "$@"; }
 
-# row NAME BUILD: one line of the table from $tmp/NAME.BUILD.json against
-# $tmp/NAME.O2.json
+# row NAME BUILD: one line of the table from $tmp/NAME.BUILD.json against O2's
 row() {
   read -r c m t p l <<<"$(stat "$tmp/$1.$2.json" cycles imiss taken misp layout)"
   read -r c0 l0 <<<"$(stat "$tmp/$1.O2.json" cycles layout)"
   awk -v s="$1" -v b="$2" -v c="$c" -v c0="$c0" -v m="$m" -v t="$t" -v p="$p" -v l="$l" -v l0="$l0" \
-    'BEGIN { printf "%-8s %-6s %12.0f %8.4f %10.0f %10.0f %10.0f %10.0f %7.1f%%\n", s, b, c, c / c0, m, t, p, l, 100 * (l0 - l) / l0 }'
+    'BEGIN { printf "%-8s %-7s %12.0f %8.4f %10.0f %10.0f %10.0f %10.0f %7.1f%%\n", s, b, c, c / c0, m, t, p, l, 100 * (l0 - l) / l0 }'
 }
-header() { printf '%-8s %-6s %12s %8s %10s %10s %10s %8s %8s\n' input build cycles ratio imiss taken-st mispred-st layout-st removed; }
+header() { printf '%-8s %-7s %12s %8s %10s %10s %10s %10s %8s\n' input build cycles ratio imiss taken-st mispred-st layout-st removed; }
 geomean() {
-  awk '$2 != "O2" && $2 != "build" { n[$2]++; g[$2] += log($4); mi[$2] += $5 }
+  awk '$2 != "O2" && $2 != "build" { n[$2]++; g[$2] += log($4); mi[$2] += $5; if ($4 > w[$2]) w[$2] = $4 }
        $2 == "O2" { m0 += $5 }
-       END { for (b in n) printf "geomean %-6s cycles ratio %.4f, I-cache misses %.1f%% fewer\n", b, exp(g[b] / n[b]), 100 * (m0 - mi[b]) / m0 }' "$1"
+       END { for (b in n) printf "geomean %-7s cycles ratio %.4f (worst %.4f), I-cache misses %.1f%% fewer\n",
+             b, exp(g[b] / n[b]), w[b], 100 * (m0 - mi[b]) / m0 }' "$1" | sort
 }
-# optimize NAME IMAGE --exact FILE...: optimize-image from exact counts, timed
+
+# The training of workload $1: one line of arguments per run.
+train_lines() {
+  case $1 in
+    lua) for s in closures fib nbody sieve sort strings; do echo "tests/workloads/lua/$s.lua"; done ;;
+    speedtest1) echo "--size 1 $tmp/train.sqlite" ;;
+    zstd) echo "-q -3 -c $tmp/z.train.in" ;;
+  esac
+}
+# A held-out input of workload $1: "NAME:ARGS" per line.
+held_lines() {
+  case $1 in
+    lua) for s in $HELD; do echo "$s:scripts/bench/lua/$s.lua"; done ;;
+    speedtest1) printf '%s\n' "size2:--size 2 --verify $tmp/run.sqlite" \
+      "orm:--testset orm --size 1 --verify $tmp/run.sqlite" "cte:--testset cte --size 1 --verify $tmp/run.sqlite" ;;
+    zstd) printf '%s\n' "c1:-q -1 -c $tmp/z.in" "c9:-q -9 -c $tmp/z.in" "c19:-q -19 -c $tmp/z.in" \
+      "d:-q -d -c $tmp/z.in.zst" ;;
+  esac
+}
+# Outputs made comparable: speedtest1's timing column goes, zstd's output is
+# summed.
+normalise() {
+  case $1 in
+    speedtest1) sed -E 's/[[:space:]]+[0-9]+\.[0-9]+s$//' ;;
+    zstd) md5sum ;;
+    *) cat ;;
+  esac
+}
+
+# train_exact W IMG: --exact files of the training runs, as optimize-image options
+train_exact() {
+  local i=0 args opts=()
+  while read -r args; do
+    rm -f "$tmp/train.sqlite"
+    # shellcheck disable=SC2086
+    "$AXP" run --exact "$tmp/$1.ex.$i" -- "$2" $args >/dev/null 2>&1 || { echo "training run failed: $2 $args" >&2; return 1; }
+    opts+=(--exact "$tmp/$1.ex.$i"); i=$((i + 1))
+  done < <(train_lines "$1")
+  echo "${opts[@]}"
+}
+# train_samples W IMG DB: the training runs under cpod at the bench's period
+train_samples() {
+  local args
+  rm -rf "$3"
+  "$CPOD" --db "$3" --flush 1h || return 1
+  while read -r args; do
+    rm -f "$tmp/train.sqlite"
+    # shellcheck disable=SC2086
+    "$AXP" run --pmu "cycles:$PERIOD" --collector "$3" -- "$2" $args >/dev/null 2>&1 ||
+      { echo "training run failed: $2 $args" >&2; return 1; }
+  done < <(train_lines "$1")
+  "$CPO" quit --db "$3" >/dev/null
+}
+# optimize NAME IMG ARGS...: optimize-image, timed, its report's summary shown
 optimize() {
   local name=$1 img=$2
   shift 2
   /usr/bin/time -f "%e %M" -o "$tmp/time" "$OPT" "$img" "$@" --report "$tmp/$name.report" \
-    -o "$tmp/$name.exact" >"$tmp/log" || { cat "$tmp/log"; exit 1; }
+    -o "$tmp/$name" >"$tmp/log" 2>&1 || { cat "$tmp/log"; return 1; }
   read -r secs kb <"$tmp/time"
   echo "optimize-image $name: $secs s, $((kb / 1024)) MB peak"
-  "$OPT" "$img" "$@" --no-colour -o "$tmp/$name.nocol" >/dev/null || { echo "--no-colour failed"; exit 1; }
-  sed -n 2,6p "$tmp/$name.report"
+  sed -n 2,3p "$tmp/$name.report"
 }
 
-for w in $WORKLOADS; do case $w in
-speedtest1)
-  ST=$BUILD/workloads/bin/speedtest1
-  [ -f "$ST" ] || { echo "speedtest1: not built"; continue; }
-  echo; echo "speedtest1: training on --size 1 (exact counts)"
-  rm -f "$tmp/st.db"
-  "$AXP" run --exact "$tmp/st.train" -- "$ST" --size 1 "$tmp/st.db" >/dev/null || { echo "training failed"; exit 1; }
-  optimize speedtest1 "$ST" --exact "$tmp/st.train"
+for w in $WORKLOADS; do
+  O2=$WL/bin/$w
+  [ -f "$O2" ] || { echo "$w: not built (make workloads)"; continue; }
+  if [ "$w" = zstd ]; then
+    "$WL/host/datagen" -g1M -P40 -s7 >"$tmp/z.train.in"; "$WL/host/datagen" -g1M -P60 -s3 >"$tmp/z.in"
+    "$AXP" run -- "$O2" -q -3 -c "$tmp/z.in" >"$tmp/z.in.zst"
+  fi
+  echo; echo "$w: training on $(train_lines "$w" | sed "s|$tmp/||g" | paste -sd, -)"
+  declare -A img=([O2]=$O2)
+  if has exact || has nocol; then
+    ex=$(train_exact "$w" "$O2") || exit 1
+    # shellcheck disable=SC2086
+    has exact && { optimize "$w.exact" "$O2" $ex || exit 1; img[exact]=$tmp/$w.exact; }
+    # shellcheck disable=SC2086
+    has nocol && { optimize "$w.nocol" "$O2" $ex --no-colour || exit 1; img[nocol]=$tmp/$w.nocol; }
+  fi
+  if has samples; then
+    train_samples "$w" "$O2" "$tmp/$w.db" || exit 1
+    "$CPO" prof --db "$tmp/$w.db" --all-epochs 2>/dev/null | sed -n 's/^Total samples for event type /training samples: /p'
+    optimize "$w.samples" "$O2" --db "$tmp/$w.db" --all-epochs || exit 1
+    img[samples]=$tmp/$w.samples
+  fi
+  if has pgo || has pgo+s; then
+    train_lines "$w" >"$tmp/train.args"
+    if scripts/workloads/pgo.sh "$WL" "$w" "$tmp/pgo-$w" -- sh -c \
+        'while read -r a; do rm -f "$0/train.sqlite"; scripts/qemu-run.sh "$PGO_BIN" $a >/dev/null || exit 1; done <"$0/train.args"' "$tmp"; then
+      img[pgo]=$tmp/pgo-$w/bin/$w
+      if has pgo+s; then
+        train_samples "$w" "${img[pgo]}" "$tmp/$w.pgo.db" || exit 1
+        optimize "$w.pgo+s" "${img[pgo]}" --db "$tmp/$w.pgo.db" --all-epochs || exit 1
+        img[pgo+s]=$tmp/$w.pgo+s
+      fi
+    fi
+  fi
   header
-  for t in "size2:--size 2" "orm:--testset orm --size 1" "cte:--testset cte --size 1"; do
-    n=${t%%:*}; args=${t#*:}
-    for b in O2 exact nocol; do
-      img=$ST; [ $b != O2 ] && img=$tmp/speedtest1.$b
-      rm -f "$tmp/st.db"
+  while IFS=: read -r n args; do
+    for b in $BUILDS; do
+      [ -n "${img[$b]:-}" ] || continue
+      mkdir -p "$tmp/run"; cp "${img[$b]}" "$tmp/run/$w"
+      rm -f "$tmp/run.sqlite"
       # shellcheck disable=SC2086
-      "$AXP" run --timing --stats="$tmp/$n.$b.json" -- "$img" $args --verify "$tmp/st.db" 2>&1 |
-        sed -E 's/[[:space:]]+[0-9]+\.[0-9]+s$//' >"$tmp/$n.$b.out"
-      cmp -s "$tmp/$n.O2.out" "$tmp/$n.$b.out" || echo "FAIL speedtest1 $n: $b output differs from -O2"
+      "$AXP" run --timing --stats="$tmp/$n.$b.json" -- "$tmp/run/$w" $args >"$tmp/raw" 2>&1
+      st=$?
+      normalise "$w" <"$tmp/raw" >"$tmp/$n.$b.out"
+      echo "status $st" >>"$tmp/$n.$b.out"
+      cmp -s "$tmp/$n.O2.out" "$tmp/$n.$b.out" || echo "FAIL $w $n: $b output differs from O2"
       row "$n" "$b"
     done
-  done | tee "$tmp/st.table"
-  geomean "$tmp/st.table"
-  ;;
-zstd)
-  Z=$BUILD/workloads/bin/zstd DG=$BUILD/workloads/host/datagen
-  [ -f "$Z" ] && [ -x "$DG" ] || { echo "zstd: not built"; continue; }
-  echo; echo "zstd: training on compressing datagen -g1M -P40 -s7 at -3 (exact counts)"
-  "$DG" -g1M -P40 -s7 >"$tmp/z.train.in"; "$DG" -g1M -P60 -s3 >"$tmp/z.in"
-  "$AXP" run --exact "$tmp/z.train" -- "$Z" -q -3 -c "$tmp/z.train.in" >/dev/null || { echo "training failed"; exit 1; }
-  optimize zstd "$Z" --exact "$tmp/z.train"
-  "$Z" -q -3 -c "$tmp/z.in" >"$tmp/z.in.zst" 2>/dev/null || "$AXP" run -- "$Z" -q -3 -c "$tmp/z.in" >"$tmp/z.in.zst"
-  header
-  for t in "c1:-1 -c" "c9:-9 -c" "c19:-19 -c" "d:-d -c"; do
-    n=${t%%:*}; args=${t#*:}; in=$tmp/z.in; [ $n = d ] && in=$tmp/z.in.zst
-    for b in O2 exact nocol; do
-      img=$Z; [ $b != O2 ] && img=$tmp/zstd.$b
-      # shellcheck disable=SC2086
-      "$AXP" run --timing --stats="$tmp/$n.$b.json" -- "$img" -q $args "$in" | md5sum >"$tmp/$n.$b.out"
-      cmp -s "$tmp/$n.O2.out" "$tmp/$n.$b.out" || echo "FAIL zstd $n: $b output differs from -O2"
-      row "$n" "$b"
-    done
-  done | tee "$tmp/z.table"
-  geomean "$tmp/z.table"
-  ;;
-lua)
-  [ -f "$LUA" ] || { echo "lua: not built"; continue; }
-  echo; echo "lua: training on $TRAIN (exact counts)"
-  for s in $TRAIN; do
-    "$AXP" run --exact "$tmp/$s.exact" -- "$LUA" "tests/workloads/lua/$s.lua" >/dev/null ||
-      { echo "training run $s failed"; exit 1; }
-  done
-  ex=(); for s in $TRAIN; do ex+=(--exact "$tmp/$s.exact"); done
-  optimize lua "$LUA" "${ex[@]}"
-  "$OPT" "$LUA" "${ex[@]}" --split-warm -o "$tmp/lua.warm" >/dev/null ||
-    { echo "optimize-image --split-warm failed"; exit 1; }
-  header
-  for s in $HELD; do
-    f=scripts/bench/lua/$s.lua
-    for b in O2 exact nocol warm; do
-      img=$LUA; [ $b != O2 ] && img=$tmp/lua.$b
-      "$AXP" run --timing --stats="$tmp/$s.$b.json" -- "$img" "$f" >"$tmp/$s.$b.out"
-      echo $? >>"$tmp/$s.$b.out"
-      cmp -s "$tmp/$s.O2.out" "$tmp/$s.$b.out" || echo "FAIL lua $s: $b output differs from -O2"
-      row "$s" "$b"
-    done
-  done | tee "$tmp/lua.table"
-  geomean "$tmp/lua.table"
-  ;;
-*) echo "unknown workload $w"; exit 1 ;;
-esac; done
+  done < <(held_lines "$w") | tee "$tmp/$w.table"
+  geomean "$tmp/$w.table"
+  unset img
+done

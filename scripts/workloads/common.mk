@@ -6,7 +6,9 @@
 
 ALPHA_CC ?= alpha-linux-gnu-gcc
 CC       := $(ALPHA_CC)
-CFLAGS   := -O2 -g
+# EXTRA_CFLAGS: for builds beside the workloads' own, such as the gcc PGO
+# builds of scripts/workloads/pgo.sh (compiled and linked with them).
+CFLAGS   := -O2 -g $(EXTRA_CFLAGS)
 LDFLAGS  := -Wl,--emit-relocs
 
 ifndef SRC
@@ -18,6 +20,10 @@ endif
 ifndef BIN
 $(error BIN (the output directory) is not set)
 endif
+
+# The recipe files themselves: objects depend on them, so a changed flag
+# rebuilds what it affects.
+RECIPE   := $(MAKEFILE_LIST)
 
 # object for a source path relative to SRC
 obj_of = $(patsubst %.c,$(OBJ)/%.o,$(1))

@@ -18,11 +18,11 @@ OBJS := $(OBJ)/speedtest1.o $(OBJ)/sqlite3.o
 dynamic: $(BIN)/speedtest1
 static: $(BIN)/speedtest1-static
 
-$(OBJ)/sqlite3.o: $(AMALG)/sqlite3.c $(AMALG)/sqlite3.h
+$(OBJ)/sqlite3.o: $(AMALG)/sqlite3.c $(AMALG)/sqlite3.h $(RECIPE)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEFS) -c $< -o $@
 
-$(OBJ)/speedtest1.o: $(SRC)/test/speedtest1.c $(AMALG)/sqlite3.h
+$(OBJ)/speedtest1.o: $(SRC)/test/speedtest1.c $(AMALG)/sqlite3.h $(RECIPE)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEFS) -I$(AMALG) -c $< -o $@
 

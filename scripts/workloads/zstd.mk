@@ -17,7 +17,7 @@ DEFS      := -DXXH_NAMESPACE=ZSTD_ -DDEBUGLEVEL=0 -DZSTD_LEGACY_SUPPORT=5 \
 dynamic: $(BIN)/zstd
 static: $(BIN)/zstd-static
 
-$(OBJ)/%.o: $(SRC)/%.c
+$(OBJ)/%.o: $(SRC)/%.c $(RECIPE)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEFS) -pthread -c $< -o $@
 

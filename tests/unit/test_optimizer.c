@@ -1,7 +1,8 @@
 /*
  * The optimizer's passes on hand-made CFGs and frequencies: chains turn the
- * hot edges into fall-throughs, glue holds, the split sends only what the
- * estimate is sure never ran to the cold area, hot loop heads are aligned
+ * hot edges into fall-throughs, glue holds, the split sends what never ran
+ * by the estimate (whatever its confidence) to the cold area and nothing
+ * that ran, hot loop heads are aligned
  * only where no path runs the padding, and the cost model counts bubbles.
  */
 #include <criterion/criterion.h>
@@ -127,17 +128,23 @@ Test(optimizer, hot_edges_fall_through_and_never_run_code_goes_cold)
     layout_free(&L);
 }
 
-Test(optimizer, unsure_estimates_keep_never_run_code_hot)
+Test(optimizer, unsampled_code_is_cold_and_no_split_keeps_it_hot)
 {
     fixture f;
     diamond(&f);
-    f.bc[4] = EST_CONF_LOW;
+    f.bc[4] = EST_CONF_LOW;          /* a zero from samples: never sampled */
     opt_options o = { 0 };
     opt_proc_layout L = { 0 };
     cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
-    cr_assert_eq(L.split, PLAN_NOSPLIT, "a low-confidence zero is not sent to the cold area");
+    cr_assert_eq(L.split, 4, "a zero of low confidence goes to the cold area too");
+    cr_assert_eq(L.order[4], 4);
     cr_assert_eq(L.n, 5);
     layout_free(&L);
+    f.bf[4] = 1e-3;                  /* ran, however rarely: stays hot */
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
+    cr_assert_eq(L.split, PLAN_NOSPLIT);
+    layout_free(&L);
+    f.bf[4] = 0;
     o.no_split = true;
     f.bc[4] = EST_CONF_EXACT;
     cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
