@@ -333,6 +333,50 @@ static uint64_t take_fillers(filler *fl, size_t nfl, uint64_t want, plan *pl,
     return got;
 }
 
+static bool jump_known(const opt_options *o, uint64_t pc)
+{
+    for (size_t lo = 0, hi = o->njumps; lo < hi;) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->jumps[mid].pc == pc)
+            return true;
+        if (o->jumps[mid].pc < pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+/* A jump table's JMP without a target profile: the hint goes to the table
+ * target whose edge the estimate makes the most frequent.  From samples
+ * that is the only target knowledge there is (value samples would give
+ * indirect calls too). */
+static bool table_hints(const cfg_proc *p, const est_proc_freq *fp, const opt_options *o,
+                        plan *pl, size_t *nhints)
+{
+    for (size_t t = 0; t < p->ntables; t++) {
+        uint64_t pc = p->tables[t].jump;
+        uint32_t b = cfg_block_at(p, pc);
+        if (b == CFG_NONE || jump_known(o, pc))
+            continue;
+        const cfg_block *B = &p->blocks[b];
+        double best = 0;
+        uint32_t to = CFG_NONE;
+        for (uint32_t k = 0; k < B->nout; k++) {
+            uint32_t e = p->out_edges[B->first_out + k];
+            const cfg_edge *E = &p->edges[e];
+            if (E->kind == CFG_EDGE_TABLE && E->to < p->nblocks && fp->edge[e] > best)
+                best = fp->edge[e], to = E->to;
+        }
+        if (to == CFG_NONE)
+            continue;
+        if (!plan_add_hint(pl, pc, p->blocks[to].start))
+            return false;
+        ++*nhints;
+    }
+    return true;
+}
+
 bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, plan *pl,
               opt_result *res, char *err, size_t errlen)
 {
@@ -456,6 +500,8 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
         ok = plan_add_hint(pl, o->jumps[k].pc, o->jumps[k].target);
         res->hints++;
     }
+    for (size_t k = 0; ok && k < nran; k++)
+        ok = table_hints(&prog->procs[ran[k]], &f->procs[ran[k]], o, pl, &res->hints);
     for (size_t i = 0; ok && i < np; i++)
         if (pi[i].insns <= 0) {
             opt_proc_note *nt = &res->notes[res->nnotes++];

@@ -44,7 +44,9 @@ typedef struct opt_options {
      * boundary, so its link-time addresses give its sets); NULL: none. */
     uint32_t code_phase;
     const double *shared_heat;  /* [icache.size / icache.line] */
-    /* Jump hints: each gets the hint of its most frequent target. */
+    /* Jump hints: each gets the hint of its most frequent target; sorted
+     * by pc, one per pc.  A jump table's JMP not listed gets the target of
+     * its most frequent table edge by the estimate. */
     const opt_jump *jumps;
     size_t njumps;
 } opt_options;
