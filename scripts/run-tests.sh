@@ -48,7 +48,10 @@ ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:ha
   run_unit unit-asan "$BUILD/asan/tests/unit" -j2
 part unit-asan
 
-# Fuzzers run JOBS at a time too (each is one process on one core).
+# Fuzzers and integration tests share one pool of JOBS workers (default:
+# one per core): the tests that run whole workloads first, so the long poles
+# start early, then the fuzzers (one process on one core each), then the
+# rest.  Each writes its own log; results are reported in name order.
 JOBS=${JOBS:-$(nproc)}
 run_fuzzer() {
   local fz=$1 name corpus
@@ -60,15 +63,41 @@ run_fuzzer() {
     "$corpus" tests/fuzz/seeds >"$LOG/$name.log" 2>&1
   echo $? >"$LOG/$name.result"
 }
-fuzzers=()
+run_one() {
+  local t=$1 name start
+  name=$(basename "$t" .sh)
+  start=$(date +%s)
+  bash "$t" >"$LOG/$name.log" 2>&1
+  echo "$? $(( $(date +%s) - start ))" >"$LOG/$name.result"
+}
+fuzzers=() tests=()
 for fz in "$BUILD"/fuzz/*; do
-  [ -x "$fz" ] && [ -f "$fz" ] || continue
-  fuzzers+=("$fz")
-  rm -f "$LOG/fuzz-$(basename "$fz").result"
+  [ -x "$fz" ] && [ -f "$fz" ] && fuzzers+=("$fz")
+done
+for t in tests/integration/*workloads*.sh tests/integration/*.sh; do
+  [ -f "$t" ] || continue
+  [ "$QUICK" = 1 ] && ! grep -qx "$(basename "$t" .sh)" tests/integration/quick.list && continue
+  case " ${tests[*]-} " in *" $t "*) continue;; esac
+  tests+=("$t")
+done
+queue=()
+for t in "${tests[@]-}"; do case $t in *workloads*) queue+=("test:$t");; esac; done
+for fz in "${fuzzers[@]-}"; do [ -n "$fz" ] && queue+=("fuzz:$fz"); done
+for t in "${tests[@]-}"; do case $t in *workloads*|"") ;; *) queue+=("test:$t");; esac; done
+for job in "${queue[@]-}"; do
+  [ -n "$job" ] || continue
+  case $job in
+    fuzz:*) rm -f "$LOG/fuzz-$(basename "${job#fuzz:}").result" ;;
+    test:*) rm -f "$LOG/$(basename "${job#test:}" .sh).result" ;;
+  esac
   while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
-  run_fuzzer "$fz" &
+  case $job in
+    fuzz:*) run_fuzzer "${job#fuzz:}" & ;;
+    test:*) run_one "${job#test:}" & ;;
+  esac
 done
 wait
+part "fuzzers+integration"
 for fz in "${fuzzers[@]-}"; do
   [ -n "$fz" ] || continue
   name=fuzz-$(basename "$fz")
@@ -79,32 +108,6 @@ for fz in "${fuzzers[@]-}"; do
     failed=$((failed + 1)); failures+=("$name"); tail -30 "$LOG/$name.log"
   fi
 done
-part fuzzers
-
-# Integration tests run JOBS at a time (default: one per core), the ones
-# that run whole workloads first so the long poles start early; each writes
-# its own log and results are reported in name order.
-tests=()
-for t in tests/integration/*workloads*.sh tests/integration/*.sh; do
-  [ -f "$t" ] || continue
-  [ "$QUICK" = 1 ] && ! grep -qx "$(basename "$t" .sh)" tests/integration/quick.list && continue
-  case " ${tests[*]-} " in *" $t "*) continue;; esac
-  tests+=("$t")
-done
-run_one() {
-  local t=$1 name start
-  name=$(basename "$t" .sh)
-  start=$(date +%s)
-  bash "$t" >"$LOG/$name.log" 2>&1
-  echo "$? $(( $(date +%s) - start ))" >"$LOG/$name.result"
-}
-for t in "${tests[@]-}"; do
-  [ -n "$t" ] || continue
-  rm -f "$LOG/$(basename "$t" .sh).result"
-  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
-  run_one "$t" &
-done
-wait
 for t in $(printf '%s\n' "${tests[@]-}" | sort); do
   name=$(basename "$t" .sh)
   read -r rc secs <"$LOG/$name.result" || { rc=1; secs=?; }
@@ -115,7 +118,6 @@ for t in $(printf '%s\n' "${tests[@]-}" | sort); do
   esac
 done
 
-part integration
 for f in "${failures[@]+"${failures[@]}"}"; do echo "failed: $f"; done
 echo "time: ${timings[*]}"
 echo "$passed passed, $failed failed, $skipped skipped"
