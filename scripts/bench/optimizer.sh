@@ -24,8 +24,9 @@
 # OPT_WORKLOADS picks workloads (default "lua speedtest1 zstd"), OPT_SCRIPTS
 # the held-out lua scripts, OPT_BUILDS the builds (default all five; add
 # nocol for exact with --no-colour), OPT_PERIOD the sampling period
-# (default 4000: a week of production at DCPI's default period gathers far
-# more samples than one training run does).
+# (default 4000) and OPT_SAMPLES the samples to gather (default 1000000:
+# the training is repeated until the profile holds that many, as a week of
+# production would; one run of zstd's training gives 57,000).
 set -u
 # A fixed guest clock for everything that reads the time.
 export AXP_EPOCH=${AXP_EPOCH:-1700000000}
@@ -43,6 +44,7 @@ WORKLOADS=${OPT_WORKLOADS:-"lua speedtest1 zstd"}
 HELD=${OPT_SCRIPTS:-"trees mandel words objects queens"}
 BUILDS=${OPT_BUILDS:-"O2 exact samples pgo pgo+s"}
 PERIOD=${OPT_PERIOD:-4000}
+SAMPLES=${OPT_SAMPLES:-1000000}
 has() { case " $BUILDS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # stat FILE KEY...: numbers from axp's --stats JSON
@@ -107,18 +109,36 @@ train_exact() {
   done < <(train_lines "$1")
   echo "${opts[@]}"
 }
-# train_samples W IMG DB: the training runs under cpod at the bench's period
-train_samples() {
-  local args
-  rm -rf "$3"
+# samples_in DB: the cycle samples a database holds
+samples_in() { "$CPO" prof --db "$1" --all-epochs 2>/dev/null | sed -n 's/^Total samples for event type cycles = //p'; }
+# train_rounds W IMG DB N: N rounds of the training runs under cpod
+train_rounds() {
+  local args r
   "$CPOD" --db "$3" --flush 1h || return 1
-  while read -r args; do
-    rm -f "$tmp/train.sqlite"
-    # shellcheck disable=SC2086
-    "$AXP" run --pmu "cycles:$PERIOD" --collector "$3" -- "$2" $args >/dev/null 2>&1 ||
-      { echo "training run failed: $2 $args" >&2; return 1; }
-  done < <(train_lines "$1")
+  for r in $(seq "$4"); do
+    while read -r args; do
+      rm -f "$tmp/train.sqlite"
+      # shellcheck disable=SC2086
+      "$AXP" run --pmu "cycles:$PERIOD" --collector "$3" -- "$2" $args >/dev/null 2>&1 ||
+        { echo "training run failed: $2 $args" >&2; "$CPO" quit --db "$3" >/dev/null; return 1; }
+    done < <(train_lines "$1")
+  done
   "$CPO" quit --db "$3" >/dev/null
+}
+# train_samples W IMG DB: the training runs under cpod at the bench's
+# period, repeated (each run samples at its own random phase) until the
+# database holds $OPT_SAMPLES samples, as a long profile of a program that
+# keeps running the same kind of work would.
+train_samples() {
+  local got more
+  rm -rf "$3"
+  train_rounds "$1" "$2" "$3" 1 || return 1
+  got=$(samples_in "$3")
+  [ -n "$got" ] && [ "$got" -gt 0 ] || { echo "training: no samples in $3" >&2; return 1; }
+  more=$(( (SAMPLES + got - 1) / got - 1 ))
+  [ $more -gt 63 ] && more=63
+  [ $more -gt 0 ] && { train_rounds "$1" "$2" "$3" $more || return 1; }
+  echo "training samples: $(samples_in "$3") in $((more + 1)) rounds of the training"
 }
 # optimize NAME IMG ARGS...: optimize-image, timed, its report's summary shown
 optimize() {
@@ -149,7 +169,6 @@ for w in $WORKLOADS; do
   fi
   if has samples; then
     train_samples "$w" "$O2" "$tmp/$w.db" || exit 1
-    "$CPO" prof --db "$tmp/$w.db" --all-epochs 2>/dev/null | sed -n 's/^Total samples for event type /training samples: /p'
     optimize "$w.samples" "$O2" --db "$tmp/$w.db" --all-epochs || exit 1
     img[samples]=$tmp/$w.samples
   fi
