@@ -4,6 +4,7 @@
 #include <inttypes.h>
 
 #include "cfg/internal.h"
+#include "cfg/paths.h"
 
 static const char *const kind_names[] = {
     "fall", "taken", "table", "return", "out", "entry"
@@ -46,6 +47,14 @@ void cfg_print(FILE *f, const cfg_program *p, const cfg_proc *fn)
         fprintf(f, "missing edges: %s\n", fn->why);
     if (fn->flags & CFG_PF_IRREDUCIBLE)
         fprintf(f, "irreducible\n");
+    cfg_paths P;
+    char err[256];
+    if (cfg_paths_build(fn, NULL, &P, err, sizeof err)) {
+        fprintf(f, "paths: %" PRIu64 " acyclic paths, %zu increments\n", P.npaths, P.nchords);
+        cfg_paths_free(&P);
+    } else {
+        fprintf(f, "paths: %s\n", err);
+    }
     for (size_t t = 0; t < fn->ntables; t++)
         fprintf(f, "table 0x%" PRIx64 ": %" PRIu32 " x %" PRIu32 "-byte entries at 0x%" PRIx64 "\n",
                 fn->tables[t].jump, fn->tables[t].count, fn->tables[t].entsize, fn->tables[t].table);

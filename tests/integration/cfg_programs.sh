@@ -57,6 +57,11 @@ if "$CPO" cfg "$b" --proc main --dot >"$tmp/main.dot" && head -1 "$tmp/main.dot"
 else
   bad "cpo cfg --dot"; cat "$tmp/main.dot"
 fi
+if grep -Eq '^paths: [0-9]+ acyclic paths, [0-9]+ increments$' "$tmp/main.txt"; then
+  ok "bytecode main: $(grep '^paths: ' "$tmp/main.txt")"
+else
+  bad "no Ball-Larus path count for bytecode main"; head -3 "$tmp/main.txt"
+fi
 addr=$("$CPO" cfg "$b" | awk '$2 == "main" { print $1 }')
 if [ -n "$addr" ] && "$CPO" cfg "$b" --proc "$addr" | head -1 | grep -q '^proc main '; then
   ok "--proc by address ($addr)"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cfg/cfg.h"
+#include "cfg/paths.h"
 
 /* ---- hand-made graphs ------------------------------------------------------ */
 
@@ -320,6 +321,170 @@ Test(cfg_loops, unreachable_is_marked)
     freeproc(f);
 }
 
+/* ---- Ball-Larus paths ------------------------------------------------------ */
+
+static int64_t inc_sum(const cfg_paths *P, const uint32_t *pe, size_t n)
+{
+    int64_t s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += P->edges[pe[i]].inc;
+    return s;
+}
+
+/* Every ENTRY->EXIT path of the path graph, depth first: its value sum and
+ * increment sum must agree, lie in [0, npaths), and regenerate to itself. */
+static void enumerate(const cfg_paths *P, uint32_t v, uint32_t *pe, size_t n, uint64_t val,
+                      uint8_t *seen, size_t *count)
+{
+    if (v == CFG_PATH_EXIT(P->nblocks)) {
+        cr_assert_lt(val, P->npaths);
+        cr_assert_eq(inc_sum(P, pe, n), (int64_t)val, "increments and values disagree");
+        cr_assert(!seen[val], "path id %llu twice", (unsigned long long)val);
+        seen[val] = 1;
+        uint32_t again[256];
+        cr_assert_eq(cfg_path_edges(P, val, again, 256), n);
+        cr_assert_arr_eq(again, pe, n * sizeof *pe);
+        ++*count;
+        return;
+    }
+    for (uint32_t i = P->first[v]; i < P->first[v + 1]; i++) {
+        pe[n] = i;
+        enumerate(P, P->edges[i].to, pe, n + 1, val + P->edges[i].val, seen, count);
+    }
+}
+
+/* The path a finished stretch of a walk took, checked against its id. */
+static void check_walked(const cfg_paths *P, uint64_t id, const uint32_t *blocks, size_t nb)
+{
+    uint32_t pe[256];
+    size_t n = cfg_path_edges(P, id, pe, 256);
+    cr_assert_eq(n, nb + 1, "path %llu has %zu edges, the walk %zu blocks",
+                 (unsigned long long)id, n, nb);
+    for (size_t i = 0; i < nb; i++)
+        cr_assert_eq(P->edges[pe[i]].to, blocks[i], "path %llu step %zu", (unsigned long long)id, i);
+}
+
+Test(cfg_paths, diamond_and_loop)
+{
+    E d[] = { { 0, 1 }, { 0, 2 }, { 1, 3 }, { 2, 3 }, { 3, X } };
+    cfg_proc *f = mkproc(4, d, 5);
+    cfg_paths P;
+    char err[256];
+    cr_assert(cfg_paths_build(f, NULL, &P, err, sizeof err), "%s", err);
+    cr_assert_eq(P.npaths, 2);
+    /* Six edges and EXIT->ENTRY over six nodes: a tree of five, two chords. */
+    cr_assert_eq(P.nchords, 2);
+    cfg_paths_free(&P);
+    freeproc(f);
+    /* 0 -> 1 <-> 2, 2 -> exit: paths 0-1-2-X, 0-1-2-(back), 1-2-X, 1-2-(back) */
+    E l[] = { { 0, 1 }, { 1, 2 }, { 2, 1 }, { 2, X } };
+    f = mkproc(3, l, 4);
+    cr_assert(cfg_paths_build(f, NULL, &P, err, sizeof err), "%s", err);
+    cr_assert_eq(P.npaths, 4);
+    cr_assert_neq(P.back_in[3], CFG_NONE, "2->1 is the back edge");
+    cr_assert_eq(P.edges[P.of_cfg[3]].kind, CFG_PATH_EDGE_BACK_OUT);
+    cfg_paths_free(&P);
+    freeproc(f);
+}
+
+Test(cfg_paths, numbering_is_a_bijection_and_walks_decode)
+{
+    uint64_t s = 4242;
+    for (int round = 0; round < 300; round++) {
+        uint32_t nb = 1 + (uint32_t)(rnd(&s) % 9);
+        E es[64];
+        size_t ne;
+        cfg_proc *f = random_proc(&s, nb, es, &ne);
+        cfg_loops(f);
+        double *w = NULL;
+        if (round & 1) {                        /* half by made-up counts */
+            w = malloc(f->nedges * sizeof *w);
+            for (size_t e = 0; e < f->nedges; e++)
+                w[e] = (double)(rnd(&s) % 1000);
+        }
+        cfg_paths P;
+        char err[256];
+        cr_assert(cfg_paths_build(f, w, &P, err, sizeof err), "round %d: %s", round, err);
+        cr_assert_eq(P.nchords, P.nedges - nb, "a spanning tree has a chord per extra edge");
+        if (P.npaths <= 20000) {
+            uint8_t *seen = calloc(P.npaths, 1);
+            uint32_t pe[256];
+            size_t count = 0;
+            enumerate(&P, CFG_PATH_ENTRY(nb), pe, 0, 0, seen, &count);
+            cr_assert_eq(count, P.npaths, "round %d", round);
+            free(seen);
+        }
+        /* Random walks counted the way instrumented code counts. */
+        for (int walk = 0; walk < 20; walk++) {
+            uint32_t blocks[256], nw = 0, b = 0;
+            int64_t r = P.edges[P.of_cfg[0]].inc;
+            blocks[nw++] = 0;
+            for (int steps = 0;; steps++) {
+                const cfg_block *bl = &f->blocks[b];
+                uint32_t e = f->out_edges[bl->first_out + (steps > 50 ? 0 : rnd(&s) % bl->nout)];
+                uint32_t to = f->edges[e].to;
+                if (P.back_in[e] != CFG_NONE) {
+                    check_walked(&P, (uint64_t)(r + P.edges[P.of_cfg[e]].inc), blocks, nw);
+                    r = P.edges[P.back_in[e]].inc;
+                    nw = 0;
+                } else {
+                    r += P.edges[P.of_cfg[e]].inc;
+                }
+                if (to == CFG_EXIT) {
+                    check_walked(&P, (uint64_t)r, blocks, nw);
+                    break;
+                }
+                cr_assert_lt(nw, 256);
+                blocks[nw++] = to;
+                b = to;
+            }
+        }
+        cfg_paths_free(&P);
+        free(w);
+        freeproc(f);
+    }
+}
+
+/* k diamonds in a row have 2^k paths. */
+static cfg_proc *diamonds(uint32_t k)
+{
+    E *es = malloc((4 * k + 1) * sizeof *es);
+    size_t n = 0;
+    for (uint32_t i = 0; i < k; i++) {
+        es[n++] = (E){ 3 * i, 3 * i + 1 };
+        es[n++] = (E){ 3 * i, 3 * i + 2 };
+        es[n++] = (E){ 3 * i + 1, 3 * i + 3 };
+        es[n++] = (E){ 3 * i + 2, 3 * i + 3 };
+    }
+    es[n++] = (E){ 3 * k, X };
+    cfg_proc *f = mkproc(3 * k + 1, es, n);
+    free(es);
+    return f;
+}
+
+Test(cfg_paths, refuses_above_2_to_the_63)
+{
+    cfg_proc *f = diamonds(63);
+    cfg_paths P;
+    char err[256];
+    cr_assert(cfg_paths_build(f, NULL, &P, err, sizeof err), "%s", err);
+    cr_assert_eq(P.npaths, UINT64_C(1) << 63);
+    uint32_t pe[256];
+    uint64_t last = P.npaths - 1;
+    size_t n = cfg_path_edges(&P, last, pe, 256);
+    cr_assert_eq(n, 2 * 63 + 2);
+    cr_assert_eq((uint64_t)inc_sum(&P, pe, n), last);
+    cr_assert_eq(cfg_path_edges(&P, P.npaths, pe, 256), 0);
+    cfg_paths_free(&P);
+    freeproc(f);
+    f = diamonds(64);
+    f->name = "wide";
+    cr_assert(!cfg_paths_build(f, NULL, &P, err, sizeof err));
+    cr_assert(strstr(err, "wide") && strstr(err, "2^63"), "%s", err);
+    cr_assert_null(P.edges);
+    freeproc(f);
+}
+
 /* ---- real programs -------------------------------------------------------- */
 
 static image *open_program(const char *name)
@@ -471,4 +636,42 @@ Test(cfg_program, survives_damaged_images)
     cr_assert_gt(opened, 10);
     free(orig);
     free(b);
+}
+
+Test(cfg_program, path_numbering_of_every_procedure)
+{
+    image *img = open_program("funcptr-static");
+    char err[256];
+    cfg_program *p = cfg_build(img, err, sizeof err);
+    cr_assert_not_null(p, "%s", err);
+    size_t built = 0, eligible = 0;
+    uint64_t s = 5;
+    for (size_t i = 0; i < p->nprocs; i++) {
+        const cfg_proc *f = &p->procs[i];
+        if (f->flags & CFG_PF_MISSING)
+            continue;
+        eligible++;
+        cfg_paths P;
+        if (!cfg_paths_build(f, NULL, &P, err, sizeof err)) {
+            cr_assert(strstr(err, "2^63"), "%s", err);
+            continue;
+        }
+        built++;
+        for (int k = 0; k < 20; k++) {
+            uint64_t id = k == 0 ? 0 : k == 1 ? P.npaths - 1 : rnd(&s) % P.npaths;
+            static uint32_t pe[1 << 16];
+            size_t n = cfg_path_edges(&P, id, pe, 1 << 16);
+            cr_assert(n > 0 && n <= (1 << 16), "%s path %llu", f->name, (unsigned long long)id);
+            cr_assert_eq(P.edges[pe[0]].from, CFG_PATH_ENTRY(f->nblocks));
+            cr_assert_eq(P.edges[pe[n - 1]].to, CFG_PATH_EXIT(f->nblocks));
+            for (size_t j = 1; j < n; j++)
+                cr_assert_eq(P.edges[pe[j]].from, P.edges[pe[j - 1]].to);
+            cr_assert_eq((uint64_t)inc_sum(&P, pe, n), id, "%s path %llu", f->name,
+                         (unsigned long long)id);
+        }
+        cfg_paths_free(&P);
+    }
+    cr_assert_geq(built * 100, eligible * 99, "%zu of %zu procedures numbered", built, eligible);
+    cfg_free(p);
+    image_close(img);
 }
