@@ -1,6 +1,7 @@
 /*
  * estimator/freq.c: the frequency tables (estimator/freq.h).
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "estimator/freq.h"
@@ -22,10 +23,16 @@ est_freq *est_freq_new(const cfg_program *cfg)
         q->edge_conf = calloc(p->nedges + 1, 1);
         q->block_from = calloc(p->nblocks + 1, 1);
         q->edge_from = calloc(p->nedges + 1, 1);
-        if (!q->block || !q->block_conf || !q->edge || !q->edge_conf || !q->block_from || !q->edge_from) {
+        q->block_cap = malloc((p->nblocks + 1) * sizeof *q->block_cap);
+        q->block_upper = calloc(p->nblocks + 1, 1);
+        q->edge_upper = calloc(p->nedges + 1, 1);
+        if (!q->block || !q->block_conf || !q->edge || !q->edge_conf || !q->block_from ||
+            !q->edge_from || !q->block_cap || !q->block_upper || !q->edge_upper) {
             est_freq_free(f);
             return NULL;
         }
+        for (size_t b = 0; b < p->nblocks; b++)
+            q->block_cap[b] = INFINITY;
     }
     return f;
 }
@@ -41,6 +48,9 @@ void est_freq_free(est_freq *f)
         free(f->procs[i].edge_conf);
         free(f->procs[i].block_from);
         free(f->procs[i].edge_from);
+        free(f->procs[i].block_cap);
+        free(f->procs[i].block_upper);
+        free(f->procs[i].edge_upper);
     }
     free(f->procs);
     free(f);

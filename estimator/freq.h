@@ -34,6 +34,14 @@ typedef struct est_proc_freq {
     uint8_t *edge_conf;
     uint8_t *block_from; /* est_from per block, before the global flow step */
     uint8_t *edge_from;
+    uint8_t *block_upper;/* 1: the estimate rests on issue points that may
+                            all have stalled, so it is likelier above the
+                            truth than below (lowering it costs less) */
+    uint8_t *edge_upper;
+    double  *block_cap;  /* [proc->nblocks] the most executions the block's
+                            own samples allow (each execution spends at
+                            least its M cycles at the head), with room for
+                            sampling noise; INFINITY when nothing bounds it */
     double   samples;    /* cycle samples in the procedure (0 for exact) */
 } est_proc_freq;
 

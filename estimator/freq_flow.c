@@ -20,7 +20,12 @@
  * shortest paths (Dijkstra with potentials, all reduced costs
  * non-negative) move the excesses to the deficits at least cost: the
  * residual of a filled base arc is its reverse at cost +w, so giving back
- * part of an estimate costs what exceeding it does.
+ * part of an estimate costs what exceeding it does, except for an "upper"
+ * estimate (one that rests on issue points that may all have stalled),
+ * which gives back at half the cost.  A block's count above its cap (what
+ * its own samples allow: estimator/freq.h) costs OVER_CAP more per
+ * execution, so the flow does not, for instance, run a loop round a block
+ * that has no samples to balance an overestimate elsewhere.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -158,6 +163,8 @@ static double weight(uint8_t conf)
 }
 
 #define FREE_COST 1e-3   /* per execution on an item with no estimate */
+#define OVER_CAP  64     /* per execution above a block's cap */
+#define UPPER_DOWN 0.5    /* lowering an "upper" estimate, per its weight */
 
 /* A binary heap of (distance, node). */
 typedef struct hitem { double d; uint32_t v; } hitem;
@@ -257,29 +264,37 @@ static bool min_cost_flow(net *g, uint32_t ss, uint32_t sk, double need)
 
 /* An item's arcs: base (filled to its estimate) and extra. */
 typedef struct item {
-    uint32_t base, extra;     /* arc ids, NIL when absent */
+    uint32_t base, extra, over;   /* arc ids, NIL when absent */
     double est;
 } item;
 
 static bool item_arcs(net *g, double *imb, uint32_t u, uint32_t v, bool known, double est,
-                      uint8_t conf, item *it)
+                      uint8_t conf, bool upper, double cap, item *it)
 {
-    it->base = NIL;
+    it->base = it->over = NIL;
     it->est = known ? est : 0;
     double w = known ? weight(conf) : FREE_COST;
     if (known && est > 0) {
-        if (!add_arc(g, u, v, 0, -w, &it->base))
+        double down = upper ? w * UPPER_DOWN : w;
+        if (!add_arc(g, u, v, 0, -down, &it->base))
             return false;
         g->a[it->base ^ 1].cap = est;   /* filled: only its reverse is left */
         imb[u] -= est;
         imb[v] += est;
     }
-    return add_arc(g, u, v, INF_CAP, w, &it->extra);
+    if (!(cap < INFINITY))
+        return add_arc(g, u, v, INF_CAP, w, &it->extra);
+    /* Above its cap the item costs as much as a count can. */
+    double room = cap > it->est ? cap - it->est : 0;
+    return add_arc(g, u, v, room, w, &it->extra) &&
+           add_arc(g, u, v, INF_CAP, w + OVER_CAP, &it->over);
 }
 
 static double item_flow(const net *g, const item *it)
 {
     double v = g->a[it->extra ^ 1].cap;
+    if (it->over != NIL)
+        v += g->a[it->over ^ 1].cap;
     if (it->base != NIL)
         v += it->est - g->a[it->base].cap;
     return v > 0 ? v : 0;
@@ -302,14 +317,14 @@ bool est_flow_solve(const cfg_proc *f, est_proc_freq *q)
     for (size_t b = 0; ok && b < nb; b++)
         ok = item_arcs(&g, imb, (uint32_t)(2 + 2 * b), (uint32_t)(3 + 2 * b),
                        q->block_from[b] == EST_FROM_SAMPLES || q->block_from[b] == EST_FROM_COUNTS,
-                       q->block[b], q->block_conf[b], &bi[b]);
+                       q->block[b], q->block_conf[b], q->block_upper[b], q->block_cap[b], &bi[b]);
     for (size_t e = 0; ok && e < f->nedges; e++) {
         const cfg_edge *ed = &f->edges[e];
         uint32_t u = ed->from == CFG_ENTRY ? S : (uint32_t)(3 + 2 * ed->from);
         uint32_t v = ed->to == CFG_EXIT ? T : (uint32_t)(2 + 2 * ed->to);
         ok = item_arcs(&g, imb, u, v,
                        q->edge_from[e] == EST_FROM_SAMPLES || q->edge_from[e] == EST_FROM_COUNTS,
-                       q->edge[e], q->edge_conf[e], &ei[e]);
+                       q->edge[e], q->edge_conf[e], q->edge_upper[e], INFINITY, &ei[e]);
     }
     ok = ok && add_arc(&g, T, S, INF_CAP, 0, NULL);
     double need = 0;

@@ -4,7 +4,15 @@
 #ifndef ESTIMATOR_FREQ_INTERNAL_H
 #define ESTIMATOR_FREQ_INTERNAL_H
 
+#include "alpha/sched.h"
 #include "estimator/freq.h"
+
+/* quiet[i] for the n instructions at pc (I-cache lines of `line` bytes,
+ * slots from alpha/sched): 1 when no dynamic event can hold instruction i
+ * at the head of the issue queue, so its samples measure its frequency
+ * alone (freq_quiet.c says why each cause is ruled out). */
+void est_quiet(const uint32_t *words, uint32_t n, uint64_t pc, uint32_t line,
+               const alpha_sched_slot *slots, uint8_t *quiet);
 
 /* Local propagation (seed 000, §6.1.4): flow constraints fill blocks and
  * edges with no estimate from their neighbours', shared at once within

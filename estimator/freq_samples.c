@@ -22,10 +22,13 @@
 #define CLUSTER_SPAN  1.5    /* a cluster's largest ratio over its smallest */
 #define MIN_SHARE     0.2    /* a cluster needs this share of the class's M */
 #define NOISE_SIGMAS  2.0    /* within sampling noise: this many deviations */
+#define CAP_SIGMAS    2.0    /* a block's cap allows this many deviations */
+#define QUIET_SAMPLES 30     /* quiet points need this many to decide alone */
 
 typedef struct point {
     double s, m;             /* samples and M over the point's run */
     double ratio;
+    bool quiet;              /* no dynamic stall can reach its run */
 } point;
 
 typedef struct cls {
@@ -40,7 +43,7 @@ static int by_ratio(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static bool add_point(cls *c, double s, double m)
+static bool add_point(cls *c, double s, double m, bool quiet)
 {
     if (c->n == c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 16;
@@ -50,7 +53,7 @@ static bool add_point(cls *c, double s, double m)
         c->pts = np;
         c->cap = cap;
     }
-    c->pts[c->n++] = (point){ s, m, s / m };
+    c->pts[c->n++] = (point){ s, m, s / m, quiet };
     return true;
 }
 
@@ -102,7 +105,8 @@ static bool schedule(const cfg_program *prog, const alpha_sched *sch, const uint
 }
 
 static bool block_points(const cfg_program *prog, const alpha_sched *sch, const est_sample_col *col,
-                         const cfg_block *b, uint32_t ctx, cls *c, est_block_sched *bs)
+                         const cfg_block *b, uint32_t ctx, uint32_t alt, cls *c, est_block_sched *bs,
+                         double *mmin)
 {
     uint32_t n = (uint32_t)((b->end - b->start) / 4);
     bs->n = n;
@@ -119,8 +123,31 @@ static bool block_points(const cfg_program *prog, const alpha_sched *sch, const 
         bs->samples[i] = samples_at(col, b->start + 4 * i);
     }
     bool ok = !n || schedule(prog, sch, words, n, b->start, ctx, bs->slots);
+    uint8_t *quiet = ok ? malloc(n ? n : 1) : NULL;
+    if (quiet)
+        est_quiet(words, n, b->start, alpha_sched_params(sch)->icache.line, bs->slots, quiet);
+    /* A block entered both by falling through and by a jump: where the two
+     * ways in schedule its first instructions differently, their M_i is
+     * not known, and they are no measure. */
+    double m1 = 0, m2 = 0;
+    for (uint32_t i = 0; i < n; i++)
+        m1 += bs->slots[i].m;
+    *mmin = m1;
+    alpha_sched_slot *other = quiet && n && alt != ctx ? malloc(n * sizeof *other) : NULL;
+    if (other) {
+        if (schedule(prog, sch, words, n, b->start, alt, other)) {
+            for (uint32_t i = 0; i < n; i++) {
+                if (other[i].m != bs->slots[i].m)
+                    quiet[i] = 0;
+                m2 += other[i].m;
+            }
+            if (m2 < m1)
+                *mmin = m2;
+        }
+        free(other);
+    }
     free(words);
-    if (!ok)
+    if (!quiet)
         return false;
     for (uint32_t i = 0; i < n; i++) {
         const alpha_sched_slot *sl = &bs->slots[i];
@@ -129,16 +156,21 @@ static bool block_points(const cfg_program *prog, const alpha_sched *sch, const 
         if (!sl->m)
             continue;
         double s = bs->samples[i], m = sl->m;
+        bool q = quiet[i];
         if (sl->culprit >= 0 && (uint32_t)sl->culprit + 1 < i && sl->stall) {
             s = m = 0;
             for (uint32_t k = (uint32_t)sl->culprit + 1; k <= i; k++) {
                 s += bs->samples[k];
                 m += bs->slots[k].m;
+                q = q && quiet[k];
             }
         }
-        if (m > 0 && !add_point(c, s, m))
+        if (m > 0 && !add_point(c, s, m, q)) {
+            free(quiet);
             return false;
+        }
     }
+    free(quiet);
     return true;
 }
 
@@ -176,13 +208,27 @@ static double refine(const cls *c, double f, size_t *nclean)
 /* F for one class, in samples per cycle at the head (multiply by the
  * period for executions), and its confidence; false when the class has
  * no issue point to go by. */
-static bool class_estimate(cls *c, double *f, uint8_t *conf)
+static bool class_estimate(cls *c, double *f, uint8_t *conf, uint8_t *upper)
 {
+    *upper = 0;
     if (!c->n || c->m <= 0)
         return false;
+    /* Quiet points, when they have samples enough, say what F is; the
+     * others that agree with them within noise join in. */
+    double qs = 0, qm = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->pts[i].quiet)
+            qs += c->pts[i].s, qm += c->pts[i].m;
+    if (qm > 0 && qs >= QUIET_SAMPLES) {
+        size_t np = 0;
+        *f = refine(c, qs / qm, &np);
+        *conf = qs >= 100 ? EST_CONF_HIGH : EST_CONF_MEDIUM;
+        return true;
+    }
     if (c->s < FEW_SAMPLES) {
         *f = c->s / c->m;
         *conf = c->s >= FEW_SAMPLES / 3 && c->n >= 3 ? EST_CONF_MEDIUM : EST_CONF_LOW;
+        *upper = 1;
         return true;
     }
     qsort(c->pts, c->n, sizeof *c->pts, by_ratio);
@@ -204,10 +250,12 @@ static bool class_estimate(cls *c, double *f, uint8_t *conf)
             continue;
         *f = refine(c, s / m, &np);
         *conf = np >= 3 && s >= 100 ? EST_CONF_HIGH : np >= 2 && s >= 20 ? EST_CONF_MEDIUM : EST_CONF_LOW;
+        *upper = 1;
         return true;
     }
     *f = c->s / c->m;
     *conf = EST_CONF_LOW;
+    *upper = 1;
     return true;
 }
 
@@ -223,18 +271,40 @@ static void est_sched_free(est_proc_sched *ps)
     ps->blocks = NULL;
 }
 
-/* Instructions of the block before b to schedule with it: when b's only
- * way in is falling through from it, up to 16 of them. */
-static uint32_t fall_context(const cfg_proc *f, size_t b)
+/* Instructions of the block before b to schedule with it when b is
+ * entered by falling through from it: up to 16; 0 when b has no such
+ * way in.  *only: falling through is b's only way in. */
+static uint32_t fall_context(const cfg_proc *f, size_t b, bool *only)
 {
     const cfg_block *bl = &f->blocks[b];
-    if (bl->nin != 1 || !b)
+    *only = false;
+    if (!b || f->blocks[b - 1].end != bl->start)
         return 0;
-    const cfg_edge *e = &f->edges[f->in_edges[bl->first_in]];
-    if (e->kind != CFG_EDGE_FALL || e->from != b - 1 || f->blocks[b - 1].end != bl->start)
+    bool fall = false;
+    for (uint32_t k = 0; k < bl->nin; k++) {
+        const cfg_edge *e = &f->edges[f->in_edges[bl->first_in + k]];
+        fall |= e->kind == CFG_EDGE_FALL && e->from == b - 1;
+    }
+    if (!fall)
         return 0;
+    *only = bl->nin == 1;
     uint64_t len = (bl->start - f->blocks[b - 1].start) / 4;
     return len > 16 ? 16 : (uint32_t)len;
+}
+
+/* The most executions block b's samples allow: each execution spends at
+ * least mmin cycles at the head (the fewer of its schedules after a jump
+ * and after falling in), so F mmin / P samples at least, give or take
+ * Poisson noise (two deviations, and 3 when none were seen: the 95%
+ * bound of a Poisson mean with no events). */
+static double block_cap(const est_block_sched *bs, double mmin, double period)
+{
+    if (mmin <= 0)
+        return INFINITY;
+    double s = 0;
+    for (uint32_t i = 0; i < bs->n; i++)
+        s += bs->samples[i];
+    return (s + CAP_SIGMAS * sqrt(s) + 3) * period / mmin;
 }
 
 /* One procedure: class estimates, local propagation, then the flow. */
@@ -245,10 +315,10 @@ static bool estimate_proc(const cfg_program *prog, const alpha_sched *sch, const
     uint32_t ncls = f->nclasses;
     cls *cl = calloc(ncls + 1, sizeof *cl);
     double *cf = calloc(ncls + 1, sizeof *cf);
-    uint8_t *cc = calloc(ncls + 1, 1), *known = calloc(ncls + 1, 1);
+    uint8_t *cc = calloc(ncls + 1, 1), *known = calloc(ncls + 1, 1), *cu = calloc(ncls + 1, 1);
     ps->nblocks = f->nblocks;
     ps->blocks = calloc(f->nblocks + 1, sizeof *ps->blocks);
-    if (!cl || !cf || !cc || !known || !ps->blocks)
+    if (!cl || !cf || !cc || !cu || !known || !ps->blocks)
         goto out;
     bool missing = f->flags & CFG_PF_MISSING;
     for (size_t b = 0; b < f->nblocks; b++) {
@@ -256,17 +326,24 @@ static bool estimate_proc(const cfg_program *prog, const alpha_sched *sch, const
         uint32_t k = f->blocks[b].eqclass;
         cls tmp = { 0 };
         cls *c = missing || k >= ncls ? &tmp : &cl[k];
-        if (!block_points(prog, sch, col, &f->blocks[b], fall_context(f, b), c, &ps->blocks[b])) {
+        bool only;
+        uint32_t ctx = fall_context(f, b, &only);
+        double mmin;
+        if (!block_points(prog, sch, col, &f->blocks[b], only ? ctx : 0, ctx, c, &ps->blocks[b],
+                          &mmin)) {
             free(tmp.pts);
             goto out;
         }
+        q->block_cap[b] = block_cap(&ps->blocks[b], mmin, period);
         q->samples += c == &tmp ? tmp.s : 0;
         if (c == &tmp) {
             double fb;
             uint8_t conf;
-            if (class_estimate(&tmp, &fb, &conf)) {
+            uint8_t up;
+            if (class_estimate(&tmp, &fb, &conf, &up)) {
                 q->block[b] = fb * period;
                 q->block_conf[b] = conf;
+                q->block_upper[b] = up;
                 q->block_from[b] = EST_FROM_SAMPLES;
             }
             free(tmp.pts);
@@ -274,7 +351,7 @@ static bool estimate_proc(const cfg_program *prog, const alpha_sched *sch, const
     }
     for (uint32_t k = 0; k < ncls; k++) {
         q->samples += cl[k].s;
-        if (!missing && class_estimate(&cl[k], &cf[k], &cc[k]))
+        if (!missing && class_estimate(&cl[k], &cf[k], &cc[k], &cu[k]))
             known[k] = 1;
     }
     if (!missing) {
@@ -283,6 +360,7 @@ static bool estimate_proc(const cfg_program *prog, const alpha_sched *sch, const
             if (k < ncls && known[k]) {
                 q->block[b] = cf[k] * period;
                 q->block_conf[b] = cc[k];
+                q->block_upper[b] = cu[k];
                 q->block_from[b] = EST_FROM_SAMPLES;
             }
         }
@@ -291,6 +369,7 @@ static bool estimate_proc(const cfg_program *prog, const alpha_sched *sch, const
             if (k < ncls && known[k]) {
                 q->edge[e] = cf[k] * period;
                 q->edge_conf[e] = cc[k];
+                q->edge_upper[e] = cu[k];
                 q->edge_from[e] = EST_FROM_SAMPLES;
             }
         }
@@ -303,6 +382,7 @@ out:
     free(cl);
     free(cf);
     free(cc);
+    free(cu);
     free(known);
     return ok;
 }
