@@ -111,7 +111,7 @@ fuzz_rooms = $(or $(fuzz_rooms_$(1)),$(fuzz_rooms_default)) common
 define fuzz_rules
 $(BUILD)/fuzz/$(1): tests/fuzz/$(1).c $(foreach r,$(call fuzz_rooms,$(1)),$(call room_srcs,$(r)) $(wildcard $(r)/*.h)) $(fuzz_extra_$(1))
 	@mkdir -p $$(dir $$@)
-	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS_ALL) -Wall -Werror \
+	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(CPPFLAGS_ALL) -Wall -Werror \
 	    -o $$@ $$< $(foreach r,$(call fuzz_rooms,$(1)),$(call room_srcs,$(r))) $(fuzz_extra_$(1)) $(LIBS)
 endef
 $(foreach f,$(FUZZ_SRCS:tests/fuzz/%.c=%),$(eval $(call fuzz_rules,$(f))))

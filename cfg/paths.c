@@ -245,6 +245,8 @@ static bool collect(const cfg_proc *f, const double *weight, const uint8_t *stat
  * (their weights added; an edge named by a CFG edge is preferred). */
 static void merge_parallel(edge_list *B)
 {
+    if (!B->n)
+        return;                                 /* no entry reached: no paths */
     qsort(B->e, B->n, sizeof *B->e, by_from);
     size_t k = 0;
     for (size_t i = 0; i < B->n; i++) {

@@ -96,7 +96,8 @@ static bool parse_row(char *line, size_t ncols, size_t first, size_t ncauses, ro
 /* Rows of equal pc (several processes) summed into t. */
 static bool gather(profdb_truth *t, row *v, size_t n, const char *path, profdb_error *err)
 {
-    qsort(v, n, sizeof *v, by_pc);
+    if (n)
+        qsort(v, n, sizeof *v, by_pc);          /* v is NULL when there are no rows */
     size_t k = t->ncauses;
     t->pc = malloc((n ? n : 1) * sizeof *t->pc);
     t->head = malloc((n ? n : 1) * sizeof *t->head);
