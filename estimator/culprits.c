@@ -10,6 +10,8 @@
  *   itb: the same, when it starts a page or its block is entered that way;
  * - dcache, dtb: it reads a register a load wrote, earlier in its block or
  *   at the end of a block that falls or branches into it;
+ * - dtb: it is a load or store (a DTB miss holds the access itself, before
+ *   any user of its value);
  * - write_buffer: it is a store or a memory barrier;
  * - branch_mispredict: it starts a block that follows a conditional branch;
  * - jump_mispredict: it starts a procedure entered by a call, a return
@@ -154,6 +156,9 @@ static void block_culprits(const cfg_program *p, const cfg_proc *f, size_t b, do
             c->causes |= BIT(EST_DYN_ITB);
         if (in.op && (in.op->flags & (OPF_STORE | OPF_BARRIER)))
             c->causes |= BIT(EST_DYN_WRITE_BUFFER);
+        if (in.op && (in.op->flags & (OPF_LOAD | OPF_STORE)) && !alpha_is_unop(&in) &&
+            !(in.op->flags & OPF_PREFETCH))
+            c->causes |= BIT(EST_DYN_DTB);
         if (i > 0) {
             alpha_insn prev = insn_at(p, a - 4);
             if (alpha_flow_of(&prev) == FLOW_PAL)
