@@ -1,8 +1,10 @@
 #!/bin/bash
 # The estimator against axp's exact counts and truth (docs/estimator.md):
 # each workload runs once under cpod with --exact and --truth, at DCPI's
-# default period (cycles 60000-64000) and at a dense one (cycles:2000); for
-# each, cpo accuracy gives the share of cycle samples whose block frequency
+# default period (cycles 60000-64000) and at two dense ones (cycles:2000
+# and cycles:500: the estimates improve with density, and a week of
+# production is denser still); for each, cpo accuracy gives the share of
+# cycle samples whose block frequency
 # is within 5, 10 and 15% of the truth, the share of executions whose edge
 # is within 10%, how much of the dynamic stall the culprits name and the
 # unexplained share; then the analysis speed of cpo calc --all on every
@@ -38,7 +40,7 @@ printf '%-13s %-7s %9s %7s %7s %7s %8s %8s %7s %8s\n' workload period samples "b
 for w in $WORKLOADS; do
   read -r img args <<<"$(spec "$w")"
   [ -x "$img" ] || { echo "$w: $img not built"; continue; }
-  for period in default 2000; do
+  for period in default 2000 500; do
     db=$tmp/db-$w-$period
     pmu=cycles; [ "$period" = default ] || pmu=cycles:$period
     "$B/cpod" --db "$db" --flush 1h || { echo "$w: cpod did not start"; continue; }
