@@ -47,6 +47,14 @@ bool cfg_collect_refs(cfg_program *p, cfg_refvec *rs);
 bool cfg_edge_add(cfg_ebuild *eb, uint32_t from, uint32_t to, unsigned kind, uint64_t target);
 void cfg_set_why(cfg_proc *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* cfg/loops.c: reverse postorder of a depth-first walk from a virtual root
+ * (node 0) whose successors are the entry and alternate entries; block b is
+ * node b + 1.  rpo[0..*nreached) gets the nodes reached (rpo[0] is the
+ * root) and order[node] their rank, UINT32_MAX when not reached; both hold
+ * nblocks + 1.  An edge u->v is retreating when order[v] <= order[u].
+ * False when memory runs out. */
+bool cfg_rpo(const cfg_proc *f, uint32_t *rpo, uint32_t *order, size_t *nreached);
+
 /* cfg/tables.c: table edges of f's table jumps, then the entries that
  * only its own tables point at cleared. */
 bool cfg_table_edges(const cfg_program *p, cfg_proc *f, const alpha_insn *ins, cfg_ebuild *eb);

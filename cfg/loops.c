@@ -52,10 +52,9 @@ typedef struct walk {
     uint32_t *mark, *list, stamp;   /* loop bodies */
 } walk;
 
-/* Reverse postorder by an iterative DFS; ROOT's successors are the entries. */
-static bool postorder(const cfg_proc *f, walk *w)
+bool cfg_rpo(const cfg_proc *f, uint32_t *rpo, uint32_t *order, size_t *nreached)
 {
-    size_t nb = w->nb, nn = nb + 1, sp = 0, post = 0;
+    size_t nb = f->nblocks, nn = nb + 1, sp = 0, post = 0;
     uint32_t *stack = malloc(nn * 2 * sizeof *stack);
     uint8_t *state = calloc(nn, 1);
     if (!stack || !state) {
@@ -87,22 +86,22 @@ static bool postorder(const cfg_proc *f, walk *w)
             stack[sp++] = next;
             stack[sp++] = 0;
         } else if (next == UINT32_MAX) {
-            w->rpo[post++] = n;
+            rpo[post++] = n;
             sp -= 2;
         }
     }
     free(stack);
     free(state);
     for (size_t i = 0; i < post / 2; i++) {
-        uint32_t t = w->rpo[i];
-        w->rpo[i] = w->rpo[post - 1 - i];
-        w->rpo[post - 1 - i] = t;
+        uint32_t t = rpo[i];
+        rpo[i] = rpo[post - 1 - i];
+        rpo[post - 1 - i] = t;
     }
     for (size_t i = 0; i < nn; i++)
-        w->order[i] = UINT32_MAX;
+        order[i] = UINT32_MAX;
     for (size_t i = 0; i < post; i++)
-        w->order[w->rpo[i]] = (uint32_t)i;
-    w->post = post;
+        order[rpo[i]] = (uint32_t)i;
+    *nreached = post;
     return true;
 }
 
@@ -233,7 +232,7 @@ void cfg_loops(cfg_proc *f)
     w.idom = malloc(nn * sizeof *w.idom);
     w.mark = calloc(nn, sizeof *w.mark);
     w.list = malloc(nn * sizeof *w.list);
-    if (w.rpo && w.order && w.idom && w.mark && w.list && postorder(f, &w)) {
+    if (w.rpo && w.order && w.idom && w.mark && w.list && cfg_rpo(f, w.rpo, w.order, &w.post)) {
         for (size_t b = 0; b < w.nb; b++)
             if (w.order[b + 1] == UINT32_MAX)
                 f->blocks[b].flags |= CFG_BF_UNREACH;

@@ -1,8 +1,8 @@
 /*
  * cfg/paths.c: Ball-Larus path numbering (cfg/paths.h).
  *
- * Four steps over the path graph (blocks, ENTRY, EXIT): a depth-first walk
- * from the entries finds the back edges and a reverse topological order;
+ * Four steps over the path graph (blocks, ENTRY, EXIT): the depth-first
+ * walk of cfg_rpo finds the retreating edges and a reverse topological order;
  * the values come from counting, in that order, the paths from each node
  * to EXIT; a maximum spanning tree (Kruskal, with the edge EXIT->ENTRY
  * forced in) picks the chords; potentials along the tree turn values into
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg/internal.h"
 #include "cfg/paths.h"
 
 #define PATHS_MAX (UINT64_C(1) << 63)
@@ -50,49 +51,29 @@ static double edge_weight(const cfg_proc *f, const double *weight, uint32_t e)
     return pow(8, d < 10 ? d : 10);
 }
 
-/* Depth-first from ENTRY: state 1 on the stack, 2 finished; post[] gets the
- * finishing order; back[e] marks CFG edges that go to a node on the stack. */
-static bool walk(const cfg_proc *f, uint8_t *state, uint32_t *post, size_t *npost, uint8_t *back)
+/* The walk: reach[b] for blocks the entries reach, back[e] for retreating
+ * CFG edges, and post[] the path-graph nodes in reverse topological order
+ * once retreating edges are cut (ENTRY last). */
+static bool walk(const cfg_proc *f, uint8_t *reach, uint32_t *post, size_t *npost, uint8_t *back)
 {
     uint32_t nb = (uint32_t)f->nblocks;
-    uint32_t *stack = malloc((nb + 2) * sizeof *stack), *next = calloc(nb + 2, sizeof *next);
-    if (!stack || !next) {
-        free(stack), free(next);
-        return false;
+    uint32_t *rpo = malloc((nb + 1) * sizeof *rpo), *order = malloc((nb + 1) * sizeof *order);
+    size_t n = 0;
+    bool ok = rpo && order && cfg_rpo(f, rpo, order, &n);
+    for (size_t k = 0; ok && k < n; k++) {
+        uint32_t node = rpo[n - 1 - k];
+        post[k] = node ? node - 1 : nb;         /* the root is ENTRY */
+        if (node)
+            reach[node - 1] = 1;
     }
-    size_t sp = 0;
-    stack[sp++] = nb;                           /* ENTRY */
-    state[nb] = 1;
-    while (sp) {
-        uint32_t v = stack[sp - 1], t = CFG_NONE;
-        if (v == nb) {                          /* ENTRY: the entry blocks */
-            for (; next[v] < nb && t == CFG_NONE; next[v]++)
-                if (f->blocks[next[v]].flags & (CFG_BF_ENTRY | CFG_BF_ALTENTRY) && !state[next[v]])
-                    t = next[v];
-        } else {
-            const cfg_block *b = &f->blocks[v];
-            for (; next[v] < b->nout && t == CFG_NONE; next[v]++) {
-                uint32_t e = f->out_edges[b->first_out + next[v]];
-                uint32_t to = f->edges[e].to;
-                if (to >= nb)
-                    continue;
-                if (state[to] == 1)
-                    back[e] = 1;
-                else if (!state[to])
-                    t = to;
-            }
-        }
-        if (t == CFG_NONE) {
-            state[v] = 2;
-            post[(*npost)++] = v;
-            sp--;
-        } else {
-            state[t] = 1;
-            stack[sp++] = t;
-        }
+    *npost = ok ? n : 0;
+    for (size_t e = 0; ok && e < f->nedges; e++) {
+        const cfg_edge *E = &f->edges[e];
+        back[e] = E->from < nb && E->to < nb && order[E->from + 1] != UINT32_MAX &&
+                  order[E->to + 1] <= order[E->from + 1];
     }
-    free(stack), free(next);
-    return true;
+    free(rpo), free(order);
+    return ok;
 }
 
 static int by_from(const void *a, const void *b)
@@ -129,10 +110,10 @@ static bool place_increments(cfg_paths *P, char *err, size_t errlen, const char 
     size_t ne = P->nedges;
     uint32_t *up = malloc(nn * sizeof *up), *ord = malloc((ne + 1) * sizeof *ord);
     uint32_t *adj = malloc((2 * ne + 1) * sizeof *adj), *deg = calloc(nn + 1, sizeof *deg);
-    uint32_t *queue = malloc(nn * sizeof *queue);
+    uint32_t *queue = malloc(nn * sizeof *queue), *fill = calloc(nn, sizeof *fill);
     __int128 *phi = calloc(nn, sizeof *phi);
     uint8_t *seen = calloc(nn, 1), *tree = calloc(ne + 1, 1);
-    bool ok = up && ord && adj && deg && queue && phi && seen && tree;
+    bool ok = up && ord && adj && deg && queue && fill && phi && seen && tree;
     if (!ok) {
         snprintf(err, errlen, "%s: out of memory", name);
         goto out;
@@ -158,18 +139,11 @@ static bool place_increments(cfg_paths *P, char *err, size_t errlen, const char 
             deg[P->edges[i].from + 1]++, deg[P->edges[i].to + 1]++;
     for (uint32_t v = 0; v < nn; v++)
         deg[v + 1] += deg[v];
-    uint32_t *fill = calloc(nn, sizeof *fill);
-    if (!fill) {
-        ok = false;
-        snprintf(err, errlen, "%s: out of memory", name);
-        goto out;
-    }
     for (size_t i = 0; i < ne; i++)
         if (tree[i]) {
             adj[deg[P->edges[i].from] + fill[P->edges[i].from]++] = (uint32_t)i;
             adj[deg[P->edges[i].to] + fill[P->edges[i].to]++] = (uint32_t)i;
         }
-    free(fill);
     size_t qh = 0, qt = 0;
     queue[qt++] = entry, seen[entry] = 1;
     queue[qt++] = exit, seen[exit] = 1;
@@ -198,30 +172,31 @@ static bool place_increments(cfg_paths *P, char *err, size_t errlen, const char 
         P->nchords += E->chord;
     }
 out:
-    free(up), free(ord), free(adj), free(deg), free(queue), free(phi), free(seen), free(tree);
+    free(up), free(ord), free(adj), free(deg), free(queue), free(fill), free(phi), free(seen),
+        free(tree);
     return ok;
 }
 
 /* Collects the path graph's edges of f into B; has_out[b] is set for every
  * block that got an edge out. */
-static bool collect(const cfg_proc *f, const double *weight, const uint8_t *state,
+static bool collect(const cfg_proc *f, const double *weight, const uint8_t *reach,
                     const uint8_t *back, edge_list *B)
 {
     uint32_t nb = (uint32_t)f->nblocks, entry = nb, exit = nb + 1;
     uint8_t *has_out = calloc(nb + 1, 1);
     bool ok = has_out != NULL;
     for (uint32_t b = 0; ok && b < nb; b++)
-        if (state[b] && f->blocks[b].flags & (CFG_BF_ENTRY | CFG_BF_ALTENTRY))
+        if (reach[b] && f->blocks[b].flags & (CFG_BF_ENTRY | CFG_BF_ALTENTRY))
             ok = add_edge(B, entry, b, CFG_PATH_EDGE_REAL, CFG_NONE, 0);
     for (size_t e = 0; ok && e < f->nedges; e++) {
         const cfg_edge *E = &f->edges[e];
         double w = edge_weight(f, weight, (uint32_t)e);
         if (E->from == CFG_ENTRY) {
-            if (E->to < nb && state[E->to])
+            if (E->to < nb && reach[E->to])
                 ok = add_edge(B, entry, E->to, CFG_PATH_EDGE_REAL, (uint32_t)e, w);
             continue;
         }
-        if (E->from >= nb || !state[E->from])
+        if (E->from >= nb || !reach[E->from])
             continue;
         has_out[E->from] = 1;
         if (E->to >= nb)
@@ -235,7 +210,7 @@ static bool collect(const cfg_proc *f, const double *weight, const uint8_t *stat
     /* A reachable block with no way out (a call that never returns, a
      * trap) ends its paths there. */
     for (uint32_t b = 0; ok && b < nb; b++)
-        if (state[b] && !has_out[b])
+        if (reach[b] && !has_out[b])
             ok = add_edge(B, b, exit, CFG_PATH_EDGE_REAL, CFG_NONE, 0);
     free(has_out);
     return ok;
@@ -297,7 +272,7 @@ static bool number(cfg_paths *P, const uint32_t *post, size_t npost, char *err, 
 }
 
 /* of_cfg and back_in: which path edge stands for each CFG edge. */
-static void map_cfg_edges(cfg_paths *P, const cfg_proc *f, const uint8_t *state,
+static void map_cfg_edges(cfg_paths *P, const cfg_proc *f, const uint8_t *reach,
                           const uint8_t *back)
 {
     uint32_t nb = P->nblocks;
@@ -305,11 +280,11 @@ static void map_cfg_edges(cfg_paths *P, const cfg_proc *f, const uint8_t *state,
         const cfg_edge *E = &f->edges[e];
         P->of_cfg[e] = P->back_in[e] = CFG_NONE;
         if (E->from == CFG_ENTRY) {
-            if (E->to < nb && state[E->to])
+            if (E->to < nb && reach[E->to])
                 P->of_cfg[e] = cfg_path_edge_between(P, nb, E->to);
             continue;
         }
-        if (E->from >= nb || !state[E->from])
+        if (E->from >= nb || !reach[E->from])
             continue;
         if (!back[e]) {
             P->of_cfg[e] = cfg_path_edge_between(P, E->from, E->to >= nb ? nb + 1 : E->to);
@@ -335,15 +310,15 @@ bool cfg_paths_build(const cfg_proc *f, const double *weight, cfg_paths *P, char
     }
     uint32_t nb = (uint32_t)f->nblocks, nn = nb + 2;
     edge_list B = { 0 };
-    uint8_t *state = calloc(nn, 1), *back = calloc(f->nedges + 1, 1);
+    uint8_t *reach = calloc(nn, 1), *back = calloc(f->nedges + 1, 1);
     uint32_t *post = malloc(nn * sizeof *post);
     size_t npost = 0;
     P->nblocks = nb;
     P->of_cfg = malloc((f->nedges + 1) * sizeof *P->of_cfg);
     P->back_in = malloc((f->nedges + 1) * sizeof *P->back_in);
     P->first = calloc(nn + 1, sizeof *P->first);
-    bool ok = state && back && post && P->of_cfg && P->back_in && P->first &&
-              walk(f, state, post, &npost, back) && collect(f, weight, state, back, &B);
+    bool ok = reach && back && post && P->of_cfg && P->back_in && P->first &&
+              walk(f, reach, post, &npost, back) && collect(f, weight, reach, back, &B);
     if (!ok) {
         snprintf(err, errlen, "%s: out of memory", name);
         free(B.e);
@@ -357,10 +332,10 @@ bool cfg_paths_build(const cfg_proc *f, const double *weight, cfg_paths *P, char
         ok = number(P, post, npost, err, errlen, name);
     }
     if (ok) {
-        map_cfg_edges(P, f, state, back);
+        map_cfg_edges(P, f, reach, back);
         ok = place_increments(P, err, errlen, name);
     }
-    free(state), free(back), free(post);
+    free(reach), free(back), free(post);
     if (!ok)
         cfg_paths_free(P);
     return ok;

@@ -23,6 +23,8 @@
  *     next multiply or divide.
  *
  * Everything else about an instruction's issue is static, and so in M_i.
+ * estimator/culprits.c names the same causes forwards (which ones may have
+ * held an instruction); a change to the rules there belongs here too.
  */
 #include "estimator/freq_internal.h"
 
