@@ -12,7 +12,7 @@ BUILD   ?= build
 
 # Rooms in link order: a room may use only the rooms after it (the machine
 # calls the collector's driver; the collector's daemon writes the profdb).
-ROOMS   := service report rewriter optimizer estimator cfg machine collector profdb image alpha common
+ROOMS   := service report rewriter optimizer estimator paths cfg machine collector profdb image alpha common
 
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CSTD    := -std=gnu11

@@ -372,6 +372,37 @@ size_t cfg_path_edges(const cfg_paths *p, uint64_t id, uint32_t *edges, size_t c
     return n;
 }
 
+/* Values are such that the paths from a node to the exit add up to
+ * distinct sums, and each node's first edge is worth 0: the piece worth val
+ * from `from` to `to`, followed by nothing but first edges, is the one
+ * path from `from` worth val, which taking at each node the largest value
+ * that fits finds. */
+bool cfg_path_piece(const cfg_paths *p, uint32_t from, uint32_t to, uint64_t val, uint32_t *edges, size_t cap,
+                    size_t *n)
+{
+    uint32_t exit = p->nblocks + 1;
+    if (from > exit || to > exit)
+        return false;
+    uint32_t v = from;
+    uint64_t r = val;
+    *n = 0;
+    while (v != to) {
+        if (v == exit)
+            return false;
+        uint32_t pick = CFG_NONE;
+        for (uint32_t i = p->first[v]; i < p->first[v + 1] && p->edges[i].val <= r; i++)
+            pick = i;
+        if (pick == CFG_NONE)
+            return false;                       /* a node on no path */
+        r -= p->edges[pick].val;
+        if (*n < cap)
+            edges[*n] = pick;
+        (*n)++;
+        v = p->edges[pick].to;
+    }
+    return r == 0;
+}
+
 uint32_t cfg_path_edge_between(const cfg_paths *p, uint32_t a, uint32_t b)
 {
     if (a > p->nblocks + 1)

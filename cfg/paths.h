@@ -72,6 +72,14 @@ void cfg_paths_free(cfg_paths *p);
  * written), 0 when id >= npaths. */
 size_t cfg_path_edges(const cfg_paths *p, uint64_t id, uint32_t *edges, size_t cap);
 
+/* A piece of a path: from node `from` to node `to` (the entry and the
+ * exit included), the edges whose values add up to val, into
+ * edges[0..cap); *n says how many there are (more than cap: only cap were
+ * written).  False when no piece has that value.  Pieces are what a run
+ * leaves of a path when it starts or stops in the middle of one. */
+bool cfg_path_piece(const cfg_paths *p, uint32_t from, uint32_t to, uint64_t val, uint32_t *edges, size_t cap,
+                    size_t *n);
+
 /* The path edge from node a to node b, CFG_NONE when there is none. */
 uint32_t cfg_path_edge_between(const cfg_paths *p, uint32_t a, uint32_t b);
 

@@ -418,6 +418,8 @@ struct axp_machine {
     void *stats_extra_ctx;
     struct timing *tm;      /* cycle model and PMU (timing.c), NULL when off */
     struct tthread *tt;     /* the model's own host thread (timing_thread.c), or NULL: inline */
+    bool want_costs;        /* the retire hook gets each instruction's cost (costs.c) */
+    struct costs *costs;    /* per CPU, with want_costs */
     struct exact *x;
 
     uint8_t nosys_seen[1024 / 8];
@@ -464,6 +466,16 @@ const struct ev5_params *timing_params(const machine *m);
  * and whose its samples are); the executor tells the model's front end
  * itself (cycles_front_asn), that part running on its thread. */
 void timing_asn(machine *m, int cpuno, uint32_t pid);
+
+/* Each retired instruction's cost for the retire hook (costs.c):
+ * costs_start puts an observer in front of each CPU's (after the PMU's and
+ * truth's are in place); costs_block before a block goes to the model;
+ * costs_of(i) for its instruction i afterwards. */
+struct costs;
+int costs_start(machine *m);
+void costs_block(machine *m, int cpuno, uint64_t pc, uint32_t n);
+const axp_cost *costs_of(machine *m, int cpuno, uint32_t i);
+void costs_free(machine *m);
 
 /* The model on its own host thread (timing_thread.c): started by
  * timing_start when the host has a second CPU (AXP_MODEL_THREAD=0: never),

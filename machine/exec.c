@@ -142,11 +142,14 @@ static int gentrap_sig(int64_t code, int *si)
 static __attribute__((noinline)) void retire_hook(thread *t, const block *b, uint32_t n, uint64_t next_pc)
 {
     machine *m = t->m;
+    bool costs = m->costs && m->curcpu && m->curcpu->core && b->ti;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t pc = b->pc + 4 * (uint64_t)i;
-        axp_retire r = { .cpu = m->curcpu ? m->curcpu->id : 0, .pid = t->p->pid, .tid = t->tid,
+        int cpuno = m->curcpu ? m->curcpu->id : 0;
+        axp_retire r = { .cpu = cpuno, .pid = t->p->pid, .tid = t->tid,
                          .pc = pc, .word = b->ins[i].word, .id = b->ins[i].id, .ea = t->ea[i],
-                         .next_pc = i + 1 < n ? pc + 4 : next_pc };
+                         .next_pc = i + 1 < n ? pc + 4 : next_pc, .sp = t->r[30],
+                         .cost = costs ? costs_of(m, cpuno, i) : NULL };
         m->hook(m->hook_ctx, &r);
     }
 }
@@ -159,6 +162,8 @@ static inline void retire_block(thread *t, const block *b, uint32_t n, uint64_t 
     machine *m = t->m;
     cycles_core *core = m->curcpu ? m->curcpu->core : NULL;
     if (core && b->ti && n) {
+        if (unlikely(m->costs))
+            costs_block(m, m->curcpu->id, b->pc, n);
         if (m->tt)
             tthread_block(m->tt, m->curcpu->id, m->curcpu->front, b, n, t->ea, next_pc);
         else

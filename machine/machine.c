@@ -151,6 +151,17 @@ void axp_set_retire_hook(axp_machine *m, axp_retire_hook fn, void *ctx)
     m->hook_ctx = ctx;
 }
 
+void axp_want_costs(axp_machine *m)
+{
+    m->want_costs = true;
+}
+
+void axp_get_image_hook(const axp_machine *m, axp_image_hook *fn, void **ctx)
+{
+    *fn = m->ihook;
+    *ctx = m->ihook_ctx;
+}
+
 void axp_set_image_hook(axp_machine *m, axp_image_hook fn, void *ctx)
 {
     m->ihook = fn;

@@ -50,6 +50,23 @@ __attribute__((noreturn)) void axp_fatal(const char *msg);
  * axp itself) through axp_fatal, so they never look like the guest's. */
 void axp_catch_internal_faults(void);
 
+/* What the cycle model charged one retired instruction (axp_want_costs).
+ * Over a run, the cycles of all retired instructions add up to the
+ * cycles of all CPUs' models, and their events to the model's counts. */
+#define AXP_STALL_KINDS 12
+#define AXP_EVENT_KINDS 9
+typedef struct axp_cost {
+    uint64_t cycles;        /* from the previous issue group to the one this
+                             * instruction starts (0 when it joins a group) */
+    uint64_t stall[AXP_STALL_KINDS];    /* of cycles, the stalls by cause */
+    uint8_t events[AXP_EVENT_KINDS];    /* events counted at it (event 0,
+                                         * cycles, and issues are not) */
+    uint8_t any_event;                  /* some events[] is not 0 */
+    uint8_t any_stall;                  /* some stall[] is not 0 */
+} axp_cost;
+const char *axp_stall_name(int kind);  /* "icache", "dcache", ... */
+const char *axp_event_name(int kind);  /* "imiss", "dmiss", ... as --pmu */
+
 /* What each retired instruction looks like to a timing model or PMU. */
 typedef struct axp_retire {
     int cpu;                /* simulated CPU */
@@ -59,6 +76,8 @@ typedef struct axp_retire {
     uint16_t id;            /* its row in alpha_optable (0xffff: unknown) */
     uint64_t ea;            /* effective address of a load/store, else 0 */
     uint64_t next_pc;       /* where execution continues */
+    uint64_t sp;            /* the stack pointer (r30) after it */
+    const axp_cost *cost;   /* with axp_want_costs, else NULL */
 } axp_retire;
 typedef void (*axp_retire_hook)(void *ctx, const axp_retire *r);
 
@@ -89,8 +108,16 @@ void axp_free(axp_machine *m);
  * it.  Set it before axp_run. */
 void axp_set_retire_hook(axp_machine *m, axp_retire_hook fn, void *ctx);
 
+/* Hand the retire hook what the cycle model charged each instruction
+ * (axp_retire.cost).  Needs the cycle model (axp_set_timing or
+ * axp_set_pmu); the model then runs on the executor's thread and looks at
+ * every instruction, which is slower.  Call before axp_run. */
+void axp_want_costs(axp_machine *m);
+
 /* Called for every executable mapping of an image and every process exit. */
 void axp_set_image_hook(axp_machine *m, axp_image_hook fn, void *ctx);
+/* The hook set now, so that a second observer can call it from its own. */
+void axp_get_image_hook(const axp_machine *m, axp_image_hook *fn, void **ctx);
 
 /* ---- the EV5 cycle model and the performance counters -------------------
  * Both are off by default: a functional run pays nothing for them.  They

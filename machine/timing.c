@@ -247,7 +247,10 @@ int timing_start(machine *m, char *err, size_t errsz)
         m->cpus[i].core = t->core[i];
         m->cpus[i].front = cycles_front_of(t->core[i]);
     }
-    m->tt = tthread_start(m);
+    if (costs_start(m))
+        goto oom;
+    /* the hook wants costs in step with the instructions: model inline */
+    m->tt = m->want_costs ? NULL : tthread_start(m);
     return 0;
 oom:
     snprintf(err, errsz, "out of memory setting up the cycle model");
@@ -266,6 +269,7 @@ void timing_free(machine *m)
             pmu_free(t->pmu[i]);
         cycles_free(t->core[i]);
     }
+    costs_free(m);
     free(t->core);
     free(t->pmu);
     free(t->tt);

@@ -19,6 +19,7 @@ profdb: common
 machine: image alpha common
 collector: profdb image alpha common
 cfg: image alpha common
+paths: cfg machine profdb image alpha common
 estimator: cfg profdb image alpha common
 optimizer: estimator cfg profdb image alpha common
 rewriter: optimizer estimator cfg profdb image alpha common

@@ -10,6 +10,7 @@
 #include "common/outfile.h"
 #include "machine/machine.h"
 #include "tools/axp/collect.h"
+#include "tools/axp/paths.h"
 
 extern char **environ;
 
@@ -45,6 +46,10 @@ static void usage(FILE *f)
         "                   jsrmp smiss issues\n"
         "  --pmu-seed N     seed of the random sampling periods (default 1)\n"
         "  --truth FILE     write each instruction's head-of-queue cycles and samples\n"
+        "  --paths FILE     write the exact path profile of every procedure run, with\n"
+        "                   cycles and misses per path (implies the cycle model)\n"
+        "  --cct FILE       write the exact calling context tree, with calls, cycles\n"
+        "                   and misses per context (implies the cycle model)\n"
         "  --collector DIR  send the samples to the cpod daemon of profile database DIR\n"
         "  --driver PATH    send the samples to a driver region at PATH, for another\n"
         "                   consumer (default: a private region drained by axp itself)\n"
@@ -87,7 +92,7 @@ static bool parse_u64(const char *s, uint64_t *out)
 /* What `axp run` was asked to do. */
 typedef struct run_opts {
     axp_config cfg;
-    const char *stats, *exact, *pmu, *truth;
+    const char *stats, *exact, *pmu, *truth, *paths, *cct;
     collect_options co;
     bool policy_set, timing;
     const char *ev5[256];
@@ -160,6 +165,12 @@ static int run_option(int argc, char **argv, int *i, run_opts *o, bool *missing)
         }
     } else if ((v = optval(argc, argv, i, "--truth", missing))) {
         o->truth = v;
+    } else if ((v = optval(argc, argv, i, "--paths", missing))) {
+        o->paths = v;
+        o->timing = true;
+    } else if ((v = optval(argc, argv, i, "--cct", missing))) {
+        o->cct = v;
+        o->timing = true;
     } else if ((v = optval(argc, argv, i, "--collector", missing))) {
         o->co.db_dir = v;
     } else if ((v = optval(argc, argv, i, "--driver-policy", missing))) {
@@ -266,13 +277,13 @@ static axp_machine *make_machine(run_opts *o)
 /* The result files: temporaries made before the run, so a bad path fails
  * first, and renamed into place only when written whole (common/outfile.h):
  * a full disk or a killed run never leaves an empty or truncated file. */
-typedef struct results { outfile of[3]; bool open[3]; } results;
-enum { R_TRUTH, R_STATS, R_EXACT };
-static const char *const result_opt[3] = { "--truth", "--stats", "--exact" };
+enum { R_TRUTH, R_STATS, R_EXACT, R_PATHS, R_CCT, R_COUNT };
+typedef struct results { outfile of[R_COUNT]; bool open[R_COUNT]; } results;
+static const char *const result_opt[R_COUNT] = { "--truth", "--stats", "--exact", "--paths", "--cct" };
 
 static void results_close(results *r)
 {
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < R_COUNT; k++)
         if (r->open[k])
             outfile_abort(&r->of[k]);
     memset(r, 0, sizeof *r);
@@ -281,9 +292,9 @@ static void results_close(results *r)
 static bool results_open(const run_opts *o, results *r)
 {
     memset(r, 0, sizeof *r);
-    const char *path[3] = { o->truth, o->stats, o->exact };
+    const char *path[R_COUNT] = { o->truth, o->stats, o->exact, o->paths, o->cct };
     char err[512];
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < R_COUNT; k++) {
         if (!path[k])
             continue;
         if (!outfile_open(&r->of[k], path[k], 0666, err, sizeof err) || !outfile_stream(&r->of[k])) {
@@ -300,18 +311,28 @@ static bool results_open(const run_opts *o, results *r)
 
 /* Write the result files; status, or 1 when it was 0 and a file could not
  * be written (then no file is left in its place). */
-static int results_write(axp_machine *m, results *r, int status)
+static int write_result(int k, axp_machine *m, axp_paths *ap, FILE *f)
 {
-    int (*write[3])(axp_machine *, FILE *) = { axp_write_truth, axp_write_stats, axp_write_exact };
+    switch (k) {
+    case R_TRUTH: return axp_write_truth(m, f);
+    case R_STATS: return axp_write_stats(m, f);
+    case R_EXACT: return axp_write_exact(m, f);
+    case R_PATHS: return axp_paths_write_paths(ap, f);
+    default: return axp_paths_write_cct(ap, f);
+    }
+}
+
+static int results_write(axp_machine *m, axp_paths *ap, results *r, int status)
+{
     /* --stats first, as before: the cheapest to lose is written last. */
-    static const int order[3] = { R_STATS, R_EXACT, R_TRUTH };
+    static const int order[R_COUNT] = { R_STATS, R_EXACT, R_PATHS, R_CCT, R_TRUTH };
     char err[512];
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < R_COUNT; i++) {
         int k = order[i];
         if (!r->open[k])
             continue;
         r->open[k] = false;
-        if (write[k](m, r->of[k].fp) != 0) {
+        if (write_result(k, m, ap, r->of[k].fp) != 0) {
             fprintf(stderr, "axp: %s %s: cannot write: %s\n", result_opt[k], r->of[k].path, strerror(errno));
             outfile_abort(&r->of[k]);
             status = status ? status : 1;
@@ -349,9 +370,18 @@ static int cmd_run(int argc, char **argv)
         axp_free(m);
         return AXP_EXIT_USAGE;
     }
+    axp_paths *ap = NULL;
+    if ((o.paths || o.cct) && !(ap = axp_paths_start(m, o.paths != NULL, o.cct != NULL, err, sizeof err))) {
+        fprintf(stderr, "axp: %s\n", err);
+        results_close(&res);
+        collect_close(col);
+        axp_free(m);
+        return AXP_EXIT_INTERNAL;
+    }
     if (axp_spawn(m, prog, argv + o.prog, environ, err, sizeof err) != 0) {
         fprintf(stderr, "axp: %s\n", err);
         results_close(&res);
+        axp_paths_free(ap);
         collect_close(col);
         axp_free(m);
         return access(prog, F_OK) ? AXP_EXIT_NOTFOUND : AXP_EXIT_NOEXEC;
@@ -363,7 +393,18 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "axp: %s\n", err);
         status = status ? status : 1;
     }
-    status = results_write(m, &res, status);
+    if (ap && axp_paths_finish(ap, err, sizeof err)) {
+        /* incomplete counts must not pass for exact ones */
+        fprintf(stderr, "axp: --paths/--cct: %s\n", err);
+        for (int k = R_PATHS; k <= R_CCT; k++)
+            if (res.open[k]) {
+                outfile_abort(&res.of[k]);
+                res.open[k] = false;
+            }
+        status = status ? status : 1;
+    }
+    status = results_write(m, ap, &res, status);
+    axp_paths_free(ap);
     collect_close(col);
     axp_free(m);
     return status;

@@ -24,6 +24,8 @@ int cmd_export(int argc, char **argv);   /* cmd_export.c: estimator/ pprof expor
 int cmd_flush(int argc, char **argv);    /* cmd_daemon.c: steer cpod */
 int cmd_epoch(int argc, char **argv);    /* cmd_daemon.c */
 int cmd_quit(int argc, char **argv);     /* cmd_daemon.c */
+int cmd_paths(int argc, char **argv);    /* cmd_paths.c: paths/ path profiles */
+int cmd_cct(int argc, char **argv);      /* cmd_cct.c: paths/ calling context trees */
 int cmd_report(int argc, char **argv);   /* cmd_report.c: report/ */
 int cmd_serve(int argc, char **argv);    /* cmd_serve.c: service/ */
 int cmd_status(int argc, char **argv);   /* cmd_serve.c */

@@ -30,6 +30,10 @@ static const struct {
                             "                                 estimated executions and CPI per block, edge and instruction" },
     { "accuracy", cmd_accuracy, "accuracy --exact FILE --image IMAGE [--db DIR] [--epoch E|--all-epochs] [--json]\n"
                             "                                 frequency estimates against exact counts (DCPI Figures 8, 9)" },
+    { "paths",  cmd_paths,  "paths IMAGE --from FILE [--proc NAME] [--metric M] [--top N] [--threshold F] [--json]\n"
+                            "       [--exact FILE]    hot paths of a path profile, or its check against exact counts" },
+    { "cct",    cmd_cct,    "cct --from FILE [--metric M] [--depth N] [--min F] [--json | --folded]\n"
+                            "                         a calling context tree with inclusive and exclusive metrics" },
     { "flush",  cmd_flush,  "flush --db DIR               drain every machine and merge into the database" },
     { "epoch",  cmd_epoch,  "epoch --db DIR               flush into the current epoch, then start a new one" },
     { "quit",   cmd_quit,   "quit --db DIR                flush, then stop the daemon" },

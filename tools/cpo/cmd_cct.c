@@ -1,0 +1,195 @@
+/*
+ * cpo cct --from FILE [--metric M] [--depth N] [--min F] [--json | --folded]
+ *
+ * A calling context tree (axp --cct, or an instrumented binary's): each
+ * context with its calls and its metric inclusive and exclusive, contexts
+ * below --depth or under --min of the total folded away; as JSON; or as
+ * folded stacks ("a;b;c VALUE" per context), which flame-graph tools read.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "paths/cct.h"
+#include "tools/cpo/commands.h"
+
+static const char usage_text[] =
+    "usage: cpo cct --from FILE [--metric M] [--depth N] [--min F] [--json | --folded]\n";
+
+typedef struct cview {
+    const cct *t;
+    const uint64_t *incl;
+    int m, mc;                   /* the metric shown, calls (or -1) */
+    unsigned depth;
+    double min;
+} cview;
+
+static void node_name(FILE *f, const cct *t, uint32_t i)
+{
+    const cct_node *n = &t->nodes[i];
+    if (n->name[0])
+        fputs(n->name, f);
+    else
+        fprintf(f, "0x%" PRIx64, n->proc);
+}
+
+static bool shown(const cview *v, uint32_t i)
+{
+    uint64_t total = v->incl[CCT_ROOT * v->t->nmetrics + v->m];
+    return (double)v->incl[(size_t)i * v->t->nmetrics + v->m] >= v->min * (double)total;
+}
+
+static void text_node(const cview *v, uint32_t i, unsigned d)
+{
+    const cct *t = v->t;
+    size_t nm = t->nmetrics;
+    uint64_t total = v->incl[CCT_ROOT * nm + v->m];
+    double pin = total ? 100.0 * (double)v->incl[i * nm + v->m] / (double)total : 0;
+    double pex = total ? 100.0 * (double)cct_metrics(t, i)[v->m] / (double)total : 0;
+    printf("%6.2f%% %6.2f%% %10" PRIu64 "  %*s", pin, pex, v->mc >= 0 ? cct_metrics(t, i)[v->mc] : 0,
+           (int)(2 * d), "");
+    node_name(stdout, t, i);
+    if (t->nodes[i].image >= 0 && t->nodes[i].site)
+        printf("  (from 0x%" PRIx64 ")", t->nodes[i].site);
+    putchar('\n');
+    size_t hidden = 0;
+    for (uint32_t c = t->nodes[i].first_child; c != CCT_NONE; c = t->nodes[c].next_sibling) {
+        if (d + 1 < v->depth && shown(v, c))
+            text_node(v, c, d + 1);
+        else
+            hidden++;
+    }
+    if (hidden)
+        printf("%*s  ... %zu more context%s\n", 29 + (int)(2 * d), "", hidden, hidden == 1 ? "" : "s");
+}
+
+static void json_node(const cview *v, uint32_t i, unsigned d)
+{
+    const cct *t = v->t;
+    const cct_node *n = &t->nodes[i];
+    printf("{\"name\": ");
+    json_string(stdout, n->name);
+    printf(", \"image\": ");
+    if (n->image >= 0)
+        json_string(stdout, t->images[n->image].path);
+    else
+        printf("null");
+    printf(", \"address\": \"0x%" PRIx64 "\", \"site\": \"0x%" PRIx64 "\", \"exclusive\": {", n->proc, n->site);
+    for (size_t q = 0; q < t->nmetrics; q++)
+        printf("%s\"%s\": %" PRIu64, q ? ", " : "", t->metric[q], cct_metrics(t, i)[q]);
+    printf("}, \"inclusive\": {");
+    for (size_t q = 0; q < t->nmetrics; q++)
+        printf("%s\"%s\": %" PRIu64, q ? ", " : "", t->metric[q], v->incl[i * t->nmetrics + q]);
+    printf("}, \"children\": [");
+    bool first = true;
+    for (uint32_t c = n->first_child; c != CCT_NONE; c = t->nodes[c].next_sibling)
+        if (d + 1 < v->depth && shown(v, c)) {
+            printf(first ? "" : ", ");
+            first = false;
+            json_node(v, c, d + 1);
+        }
+    printf("]}");
+}
+
+/* Folded stacks: one line per context with its own (exclusive) metric,
+ * the chain from the root's children down, ';' between names. */
+static void folded(const cview *v)
+{
+    const cct *t = v->t;
+    uint32_t *chain = malloc((t->nnodes ? t->nnodes : 1) * sizeof *chain);
+    if (!chain)
+        return;
+    for (uint32_t i = 1; i < t->nnodes; i++) {
+        uint64_t x = cct_metrics(t, i)[v->m];
+        if (!x)
+            continue;
+        size_t n = 0;
+        for (uint32_t a = i; a != CCT_ROOT && a != CCT_NONE; a = t->nodes[a].parent)
+            chain[n++] = a;
+        while (n--) {
+            node_name(stdout, t, chain[n]);
+            putchar(n ? ';' : ' ');
+        }
+        printf("%" PRIu64 "\n", x);
+    }
+    free(chain);
+}
+
+int cmd_cct(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "from", required_argument, 0, 'f' }, { "metric", required_argument, 0, 'm' },
+        { "depth", required_argument, 0, 'd' }, { "min", required_argument, 0, 'n' },
+        { "json", no_argument, 0, 'j' }, { "folded", no_argument, 0, 'F' }, { 0, 0, 0, 0 },
+    };
+    const char *from = NULL, *metric = "cycles";
+    bool json = false, fold = false;
+    cview v = { .depth = 64, .min = 0.001 };
+    char *end;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "f:m:d:n:jF", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f': from = optarg; break;
+        case 'm': metric = optarg; break;
+        case 'j': json = true; break;
+        case 'F': fold = true; break;
+        case 'd':
+            v.depth = (unsigned)strtoul(optarg, &end, 10);
+            if (*end || !v.depth) {
+                fprintf(stderr, "cpo: --depth: expected a positive number, got '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'n':
+            v.min = strtod(optarg, &end);
+            if (*end || !(v.min >= 0 && v.min <= 1)) {
+                fprintf(stderr, "cpo: --min: expected a fraction in [0, 1], got '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        default: fputs(usage_text, stderr); return 2;
+        }
+    }
+    if (optind != argc || !from || (json && fold)) {
+        fputs(usage_text, stderr);
+        return 2;
+    }
+    char err[512];
+    cct *t = cct_read(from, err, sizeof err);
+    if (!t) {
+        fprintf(stderr, "cpo: %s\n", err);
+        return 1;
+    }
+    v.t = t;
+    if ((v.m = cct_metric(t, metric)) < 0) {
+        fprintf(stderr, "cpo: %s has no metric '%s'\n", from, metric);
+        cct_free(t);
+        return 2;
+    }
+    v.mc = cct_metric(t, "calls");
+    uint64_t *incl = cct_inclusive(t);
+    if (!incl) {
+        fprintf(stderr, "cpo: out of memory\n");
+        cct_free(t);
+        return 1;
+    }
+    v.incl = incl;
+    if (fold) {
+        folded(&v);
+    } else if (json) {
+        json_node(&v, CCT_ROOT, 0);
+        putchar('\n');
+    } else {
+        printf("%zu contexts, %zu recursive back edges; %s %" PRIu64 " in all\n", t->nnodes - 1, t->nback,
+               t->metric[v.m], incl[CCT_ROOT * t->nmetrics + v.m]);
+        printf("  incl.   excl.      calls  context\n");
+        text_node(&v, CCT_ROOT, 0);
+    }
+    free(incl);
+    cct_free(t);
+    return 0;
+}
