@@ -413,8 +413,9 @@ static void end_path(track *t, frame *fr, bool out)
 }
 
 /* Start following the frame's procedure at block b: a path from the
- * entry when b is one, else a piece from b. */
-static void start_at(frame *fr, uint32_t b, uint64_t pc)
+ * entry when control entered the procedure there (enter) and b is an
+ * entry, else a piece from b. */
+static void start_at(frame *fr, uint32_t b, uint64_t pc, bool enter)
 {
     fr->cur = b;
     fr->r = 0;
@@ -426,7 +427,7 @@ static void start_at(frame *fr, uint32_t b, uint64_t pc)
     uint32_t nb = (uint32_t)fr->f->nblocks;
     uint32_t pe = cfg_path_edge_between(&fr->tp->bl, CFG_PATH_ENTRY(nb), b);
     bool at_start = pc + (uint64_t)fr->link == fr->f->blocks[b].start;
-    if (pe != CFG_NONE && at_start) {
+    if (pe != CFG_NONE && at_start && enter) {
         fr->start = CFG_PATH_ENTRY(nb);
         fr->r = fr->tp->bl.edges[pe].val;
     } else {
@@ -453,7 +454,7 @@ static void step_to(track *t, frame *fr, uint64_t x, int how)
     uint32_t w = cfg_block_at(f, x + (uint64_t)fr->link);
     if (fr->cur == CFG_NONE) {
         spill_outside(t, fr);   /* what ran while it was lost */
-        start_at(fr, w, x);
+        start_at(fr, w, x, false);
         if (fr->cur != CFG_NONE && fr->start != CFG_PATH_ENTRY(f->nblocks))
             t->st.resyncs++;
         return;
@@ -480,9 +481,7 @@ static void step_to(track *t, frame *fr, uint64_t x, int how)
     /* nothing in the CFG goes there from here */
     t->st.resyncs++;
     count_path(t, fr, fr->cur);
-    start_at(fr, w, x);
-    if (fr->cur != CFG_NONE)
-        fr->start = w;      /* a piece: even at an entry, it did not come from there */
+    start_at(fr, w, x, false);  /* a piece: even at an entry, it did not come from there */
 }
 
 /* ---- threads and frames -------------------------------------------------- */
@@ -539,7 +538,7 @@ static frame *push(track *t, tthr *th, const loc *l, uint64_t x, uint64_t ret, u
         cct_metrics(t->cc, fr->node)[0]++;
     }
     if (fr->tp)
-        start_at(fr, cfg_block_at(fr->f, x + (uint64_t)fr->link), x);
+        start_at(fr, cfg_block_at(fr->f, x + (uint64_t)fr->link), x, true);
     return fr;
 }
 
