@@ -77,7 +77,7 @@ typedef struct rw_ctx {
     size_t ehhdr_size;
     uint64_t ehhdr_addr;
     const image_section *old_eh, *old_ehhdr;
-    struct rw_eh *ehs;          /* the parsed old .eh_frame (ehframe.c) */
+    struct eh_frame *ehs;       /* the parsed old .eh_frame (ehframe.c) */
     struct lsda *lsdas;         /* its FDEs' LSDAs we can rewrite, by FDE */
     uint8_t *gxt;               /* the new call-site tables */
     size_t gxt_size;

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rewriter/ehframe.h"
+#include "image/ehframe.h"
 #include "rewriter/internal.h"
 #include "rewriter/lsda.h"
 #include "rewriter/verify.h"
@@ -227,7 +227,7 @@ static void check_pointers(vctx *v)
 
 typedef struct fdeidx {
     const image *img;
-    struct rw_eh *e;
+    eh_frame *e;
     size_t n;
     uint64_t *lo, *hi;
     size_t *fde;
@@ -251,7 +251,7 @@ static void idx_free(fdeidx *x)
     free(x->rows);
     free(x->done);
     free(x->bad);
-    rw_eh_release(x->e);
+    eh_frame_release(x->e);
     memset(x, 0, sizeof *x);
 }
 
@@ -268,7 +268,7 @@ static bool idx_build(fdeidx *x, const image *img, char *err, size_t errlen)
     x->e->d = s->data;
     x->e->addr = s->addr;
     x->e->size = s->size;
-    if (!rw_eh_parse(x->e, err, errlen))
+    if (!eh_frame_parse(x->e, err, errlen))
         return false;
     size_t n = x->e->nfde;
     x->lo = malloc((n + 1) * sizeof *x->lo);
@@ -344,7 +344,7 @@ static const cfi_row *idx_row(fdeidx *x, uint64_t a)
     if (!x->done[k]) {
         char e[160];
         x->done[k] = 1;
-        x->bad[k] = !rw_eh_rows(x->e, x->fde[k], &x->rows[k], e, sizeof e) || !x->rows[k].n;
+        x->bad[k] = !eh_frame_rows(x->e, x->fde[k], &x->rows[k], e, sizeof e) || !x->rows[k].n;
     }
     return x->bad[k] ? NULL : cfi_at(&x->rows[k], a);
 }

@@ -1,17 +1,18 @@
 /*
  * Fuzz target for the .eh_frame reader and the call-frame interpreter
- * (rewriter/ehframe.c, rewriter/cfi.c): any bytes, read as an .eh_frame
+ * (image/ehframe.c, image/cfi.c): any bytes, read as an .eh_frame
  * section, are either rejected with a message or parsed into CIEs and FDEs
  * whose programs either fail with a message or run into rows.  The rows are
  * then written back as a program the way the rewriter writes moved code's
- * (cfi_emit_delta, cfi_emit_advance), which must run again into the same
+ * (rewriter/cfi.c: cfi_emit_delta, cfi_emit_advance), which must run again into the same
  * rules at every row's address.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rewriter/ehframe.h"
+#include "image/ehframe.h"
+#include "rewriter/cfi.h"
 
 #define EH_ADDR 0x120010000ULL
 
@@ -52,9 +53,9 @@ out:
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct rw_eh e = { .d = data, .addr = EH_ADDR, .size = size };
+    eh_frame e = { .d = data, .addr = EH_ADDR, .size = size };
     char err[256];
-    if (!rw_eh_parse(&e, err, sizeof err)) {
+    if (!eh_frame_parse(&e, err, sizeof err)) {
         if (strncmp(err, ".eh_frame: ", 11))
             abort();        /* every error names the section */
         free(e.cie);
@@ -66,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const eh_fde *f = &e.fde[i];
         if (f->prog_off + f->prog_len > size || f->cie >= e.ncie)
             abort();
-        if (!rw_eh_rows(&e, i, &rows, err, sizeof err)) {
+        if (!eh_frame_rows(&e, i, &rows, err, sizeof err)) {
             if (!err[0])
                 abort();
             continue;
