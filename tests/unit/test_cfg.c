@@ -445,6 +445,59 @@ Test(cfg_paths, numbering_is_a_bijection_and_walks_decode)
     }
 }
 
+/* Any piece of a walk, from any of its nodes to any later one, decodes
+ * from the sum of the path values between them (cfg_path_piece), as the
+ * path tracker records pieces of paths left by longjmps and exits. */
+Test(cfg_paths, pieces_decode_from_their_value_sums)
+{
+    uint64_t s = 99;
+    for (int round = 0; round < 200; round++) {
+        uint32_t nb = 2 + (uint32_t)(rnd(&s) % 14);
+        E es[64];
+        size_t ne;
+        cfg_proc *f = random_proc(&s, nb, es, &ne);
+        cfg_loops(f);
+        cfg_paths P;
+        char err[256];
+        cr_assert(cfg_paths_build(f, NULL, &P, err, sizeof err), "%s", err);
+        /* one acyclic walk: nodes and the path edges between them */
+        uint32_t node[64], pe[64], n = 0, b = 0;
+        node[n] = CFG_PATH_ENTRY(nb);
+        pe[n] = P.of_cfg[0];
+        node[++n] = 0;
+        for (int steps = 0; n < 60; steps++) {
+            const cfg_block *bl = &f->blocks[b];
+            uint32_t e = f->out_edges[bl->first_out + (steps > 40 ? 0 : rnd(&s) % bl->nout)];
+            pe[n] = P.of_cfg[e];    /* a back edge: its dummy to the exit */
+            if (f->edges[e].to == CFG_EXIT || P.back_in[e] != CFG_NONE) {
+                node[++n] = CFG_PATH_EXIT(nb);
+                break;
+            }
+            node[++n] = b = f->edges[e].to;
+        }
+        if (node[n] != CFG_PATH_EXIT(nb))
+            goto next;              /* (cut short: no piece to check) */
+        for (int k = 0; k < 10; k++) {
+            uint32_t i = (uint32_t)(rnd(&s) % (n + 1)), j = i + (uint32_t)(rnd(&s) % (n + 1 - i));
+            uint64_t val = 0;
+            for (uint32_t q = i; q < j; q++)
+                val += P.edges[pe[q]].val;
+            uint32_t got[64];
+            size_t ng;
+            cr_assert(cfg_path_piece(&P, node[i], node[j], val, got, 64, &ng), "round %d piece %u..%u", round, i,
+                      j);
+            cr_assert_eq(ng, j - i);
+            for (uint32_t q = 0; q < ng; q++)
+                cr_assert_eq(got[q], pe[i + q], "round %d piece %u..%u edge %u", round, i, j, q);
+            if (j > i && P.npaths > 1)  /* a value too large for any piece */
+                cr_assert(!cfg_path_piece(&P, node[i], node[j], val + P.npaths, got, 64, &ng));
+        }
+    next:
+        cfg_paths_free(&P);
+        freeproc(f);
+    }
+}
+
 /* k diamonds in a row have 2^k paths. */
 static cfg_proc *diamonds(uint32_t k)
 {
