@@ -1,10 +1,13 @@
 /*
  * cpo cct --from FILE [--metric M] [--depth N] [--min F] [--json | --folded]
+ * cpo cct --from FILE [--metric M] --against FILE2 [--against-metric M2] [--top N]
  *
  * A calling context tree (axp --cct, or an instrumented binary's): each
  * context with its calls and its metric inclusive and exclusive, contexts
  * below --depth or under --min of the total folded away; as JSON; or as
  * folded stacks ("a;b;c VALUE" per context), which flame-graph tools read.
+ * With --against, the top contexts of a second tree (axp's exact one) with
+ * their share of its metric beside their share of this tree's.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -14,10 +17,12 @@
 
 #include "common/json.h"
 #include "paths/cct.h"
+#include "paths/compare.h"
 #include "tools/cpo/commands.h"
 
 static const char usage_text[] =
-    "usage: cpo cct --from FILE [--metric M] [--depth N] [--min F] [--json | --folded]\n";
+    "usage: cpo cct --from FILE [--metric M] [--depth N] [--min F] [--json | --folded]\n"
+    "       cpo cct --from FILE [--metric M] --against FILE2 [--against-metric M2] [--top N]\n";
 
 typedef struct cview {
     const cct *t;
@@ -118,21 +123,80 @@ static void folded(const cview *v)
     free(chain);
 }
 
+static void chain(FILE *f, const cct *t, uint32_t i)
+{
+    if (t->nodes[i].parent != CCT_ROOT && t->nodes[i].parent != CCT_NONE) {
+        chain(f, t, t->nodes[i].parent);
+        fputc(';', f);
+    }
+    node_name(f, t, i);
+}
+
+/* This tree (metric m) against another (metric m2), context by context. */
+static int against(const cct *t, int m, const char *file, const char *metric2, size_t top)
+{
+    char err[512];
+    cct *x = cct_read(file, err, sizeof err);
+    if (!x) {
+        fprintf(stderr, "cpo: %s\n", err);
+        return 1;
+    }
+    int m2 = cct_metric(x, metric2);
+    cct_pair *pr = malloc(top * sizeof *pr);
+    if (m2 < 0 || !pr) {
+        fprintf(stderr, m2 < 0 ? "cpo: %s has no metric '%s'\n" : "cpo: out of memory%s%s\n",
+                m2 < 0 ? file : "", m2 < 0 ? metric2 : "");
+        free(pr);
+        cct_free(x);
+        return m2 < 0 ? 2 : 1;
+    }
+    size_t n = cct_compare(t, m, x, m2, top, pr);
+    double worst = 0;
+    size_t within = 0, missing = 0;
+    printf("%8s %8s %8s  context (the top %zu of %s by %s)\n", metric2, t->metric[m], "diff", top, file, metric2);
+    for (size_t i = 0; i < n; i++) {
+        double d = 100 * (pr[i].share_a - pr[i].share_b);
+        printf("%7.2f%% %7.2f%% %+7.2f  ", 100 * pr[i].share_b, 100 * pr[i].share_a, d);
+        chain(stdout, x, pr[i].b);
+        printf("%s\n", pr[i].a == CCT_NONE ? "  (not in this tree)" : "");
+        worst = d < 0 ? (-d > worst ? -d : worst) : (d > worst ? d : worst);
+        within += d >= -2 && d <= 2;
+        missing += pr[i].a == CCT_NONE;
+    }
+    printf("%zu contexts: %zu within 2 points, largest difference %.2f points, %zu not in this tree\n", n, within,
+           worst, missing);
+    free(pr);
+    cct_free(x);
+    return 0;
+}
+
 int cmd_cct(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "from", required_argument, 0, 'f' }, { "metric", required_argument, 0, 'm' },
         { "depth", required_argument, 0, 'd' }, { "min", required_argument, 0, 'n' },
-        { "json", no_argument, 0, 'j' }, { "folded", no_argument, 0, 'F' }, { 0, 0, 0, 0 },
+        { "json", no_argument, 0, 'j' }, { "folded", no_argument, 0, 'F' },
+        { "against", required_argument, 0, 'a' }, { "against-metric", required_argument, 0, 'A' },
+        { "top", required_argument, 0, 't' }, { 0, 0, 0, 0 },
     };
-    const char *from = NULL, *metric = "cycles";
+    const char *from = NULL, *metric = "cycles", *vs = NULL, *vs_metric = "cycles";
+    size_t top = 50;
     bool json = false, fold = false;
     cview v = { .depth = 64, .min = 0.001 };
     char *end;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "f:m:d:n:jF", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "f:m:d:n:jFa:A:t:", opts, NULL)) != -1) {
         switch (c) {
+        case 'a': vs = optarg; break;
+        case 'A': vs_metric = optarg; break;
+        case 't':
+            top = strtoul(optarg, &end, 10);
+            if (*end || !top) {
+                fprintf(stderr, "cpo: --top: expected a positive number, got '%s'\n", optarg);
+                return 2;
+            }
+            break;
         case 'f': from = optarg; break;
         case 'm': metric = optarg; break;
         case 'j': json = true; break;
@@ -154,7 +218,7 @@ int cmd_cct(int argc, char **argv)
         default: fputs(usage_text, stderr); return 2;
         }
     }
-    if (optind != argc || !from || (json && fold)) {
+    if (optind != argc || !from || (json && fold) || (vs && (json || fold))) {
         fputs(usage_text, stderr);
         return 2;
     }
@@ -171,6 +235,11 @@ int cmd_cct(int argc, char **argv)
         return 2;
     }
     v.mc = cct_metric(t, "calls");
+    if (vs) {
+        int rc = against(t, v.m, vs, vs_metric, top);
+        cct_free(t);
+        return rc;
+    }
     uint64_t *incl = cct_inclusive(t);
     if (!incl) {
         fprintf(stderr, "cpo: out of memory\n");
