@@ -38,6 +38,15 @@ for w in $WORKLOADS; do
          $cmd >/dev/null 2>"$tmp/$w.err" </dev/null; then
     echo "$w: axp --paths failed: $(tail -1 "$tmp/$w.err")"; continue
   fi
+  # the same run again with exact counts: the paths through every block of
+  # every image add up to its count
+  # shellcheck disable=SC2086
+  "$AXP" run --paths "$tmp/$w.xpaths" --exact "$tmp/$w.exact" $cmd >/dev/null 2>&1 </dev/null
+  awk '$1 == "image" { print $3 }' "$tmp/$w.xpaths" | while read -r im; do
+    host=$im
+    [ -f "$host" ] || host=/usr/alpha-linux-gnu$im
+    "$CPO" paths "$host" --from "$tmp/$w.xpaths" --exact "$tmp/$w.exact" 2>&1 | tail -1
+  done | awk -v w="$w" '{ p += $1; b += $3; d += $5 } END { printf "%s: exact check over every image: %d procedures, %d blocks, %d differ\n", w, p, b, d }' 
   for m in dmiss imiss cycles; do
     "$CPO" paths "$prog" --from "$tmp/$w.paths" --metric "$m" --top 1 2>/dev/null | head -2 >"$tmp/h" || true
     # "METRIC: T in all, R per instruction; N paths ran" / "hot paths ...: H with S%; dense D with S%; sparse P with S%"

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Exact path profiles and calling context trees (axp --paths/--cct,
-# docs/paths.md) on the test programs that do awkward things to control
-# flow (longjmp, signals, fork and exec, threads, recursion, jump tables,
-# calls through pointers), static and dynamic:
+# docs/paths.md) on every test program, static and dynamic, among them
+# those that do awkward things to control flow (longjmp, signals, fork and
+# exec, threads, recursion, jump tables, calls through pointers):
 #   - the paths through every block of the program (and of libc, for one
 #     dynamic program) add up to axp's exact count of it;
 #   - every metric of the paths plus `outside` equals the run's --stats
@@ -51,11 +51,17 @@ PY
 }
 
 libc=$(ls /usr/alpha-linux-gnu/lib/libc.so.6.1 2>/dev/null)
-for p in funcptr setjmp signals forkexec threads recursion indjump; do
+for src in tests/programs/*.c; do
+  p=$(basename "$src" .c)
+  args=$(cat "tests/programs/$p.args" 2>/dev/null)
+  input=/dev/null
+  [ -f "tests/programs/$p.stdin" ] && input=tests/programs/$p.stdin
   for kind in static dyn; do
     prog=$BUILD/programs/$p-$kind r=$tmp/$p-$kind
-    "$AXP" run --cpus 2 --paths "$r.paths" --cct "$r.cct" --exact "$r.exact" --stats="$r.stats" "$prog" \
-      >/dev/null 2>"$r.err"
+    [ -x "$prog" ] || { bad "$prog missing"; continue; }
+    # shellcheck disable=SC2086
+    "$AXP" run --cpus 2 --paths "$r.paths" --cct "$r.cct" --exact "$r.exact" --stats="$r.stats" "$prog" $args \
+      <"$input" >/dev/null 2>"$r.err"
     rc=$?
     want=$(cat tests/programs/$p.status 2>/dev/null || echo 0)
     if [ "$rc" != "$want" ] || [ ! -s "$r.paths" ] || [ ! -s "$r.cct" ]; then
