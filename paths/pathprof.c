@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "paths/escape.h"
+#include "paths/internal.h"
 #include "paths/lines.h"
 #include "paths/pathprof.h"
 
@@ -52,26 +53,12 @@ int pathprof_metric(const pathprof *pp, const char *name)
     return -1;
 }
 
-/* Grow *arr (of *cap elements of size sz) to hold n + 1. */
-static bool grow(void *arr, size_t *cap, size_t n, size_t sz)
-{
-    if (n < *cap)
-        return true;
-    size_t nc = *cap ? *cap * 2 : 8;
-    void *na = realloc(*(void **)arr, nc * sz);
-    if (!na)
-        return false;
-    *(void **)arr = na;
-    *cap = nc;
-    return true;
-}
-
 pathprof_image *pathprof_image_add(pathprof *pp, const char *path, const char *build_id)
 {
     for (size_t i = 0; i < pp->nimages; i++)
         if (!strcmp(pp->images[i].build_id, build_id) && !strcmp(pp->images[i].path, path))
             return &pp->images[i];
-    if (!grow(&pp->images, &pp->cap, pp->nimages, sizeof *pp->images))
+    if (!paths_grow(&pp->images, &pp->cap, pp->nimages, sizeof *pp->images))
         return NULL;
     pathprof_image *im = &pp->images[pp->nimages];
     memset(im, 0, sizeof *im);
@@ -91,7 +78,7 @@ pathprof_proc *pathprof_proc_add(pathprof_image *im, uint64_t addr, const char *
     for (size_t i = 0; i < im->nprocs; i++)
         if (im->procs[i].addr == addr)
             return &im->procs[i];
-    if (!grow(&im->procs, &im->cap, im->nprocs, sizeof *im->procs))
+    if (!paths_grow(&im->procs, &im->cap, im->nprocs, sizeof *im->procs))
         return NULL;
     pathprof_proc *f = &im->procs[im->nprocs];
     memset(f, 0, sizeof *f);

@@ -9,6 +9,7 @@
 #include "cfg/cfg.h"
 #include "cfg/paths.h"
 #include "image/image.h"
+#include "paths/internal.h"
 #include "paths/track.h"
 
 /* Metric columns: the cost of each instruction as axp_cost gives it. */
@@ -159,19 +160,6 @@ void track_free(track *t)
     free(t);
 }
 
-static bool grow(void *arr, size_t *cap, size_t n, size_t sz)
-{
-    if (n < *cap)
-        return true;
-    size_t nc = *cap ? *cap * 2 : 16;
-    void *na = realloc(*(void **)arr, nc * sz);
-    if (!na)
-        return false;
-    *(void **)arr = na;
-    *cap = nc;
-    return true;
-}
-
 /* ---- images and where an address is -------------------------------------- */
 
 static void end_thread(track *t, tthr *th);
@@ -195,7 +183,7 @@ void track_image(void *ctx, const axp_image_event *e)
         if (!strcmp(t->im[i].host_path, e->host_path) && !strcmp(t->im[i].build_id, e->build_id))
             im = (uint32_t)i;
     if (im == UINT32_MAX) {
-        if (!grow(&t->im, &t->capim, t->nim, sizeof *t->im)) {
+        if (!paths_grow(&t->im, &t->capim, t->nim, sizeof *t->im)) {
             t->oom = true;
             return;
         }
@@ -215,7 +203,7 @@ void track_image(void *ctx, const axp_image_event *e)
         }
         im = (uint32_t)t->nim++;
     }
-    if (!grow(&t->map, &t->capmap, t->nmap, sizeof *t->map)) {
+    if (!paths_grow(&t->map, &t->capmap, t->nmap, sizeof *t->map)) {
         t->oom = true;
         return;
     }
@@ -493,7 +481,7 @@ static tthr *thread_of(track *t, int pid, int tid)
     for (size_t i = 0; i < t->nth; i++)
         if (t->th[i].tid == tid && t->th[i].pid == pid && t->th[i].live)
             return t->last = &t->th[i];
-    if (!grow(&t->th, &t->capth, t->nth, sizeof *t->th)) {
+    if (!paths_grow(&t->th, &t->capth, t->nth, sizeof *t->th)) {
         t->oom = true;
         return NULL;
     }
@@ -507,7 +495,7 @@ static tthr *thread_of(track *t, int pid, int tid)
 
 static frame *push(track *t, tthr *th, const loc *l, uint64_t x, uint64_t ret, uint64_t site, uint32_t parent)
 {
-    if (th->n == MAX_FRAMES || !grow(&th->fr, &th->cap, th->n, sizeof *th->fr)) {
+    if (th->n == MAX_FRAMES || !paths_grow(&th->fr, &th->cap, th->n, sizeof *th->fr)) {
         if (th->n < MAX_FRAMES)
             t->oom = true;
         return NULL;
