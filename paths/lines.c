@@ -47,6 +47,8 @@ bool lines_next(lines *l)
         memcpy(l->buf, l->p, len);
         l->buf[len] = 0;
         l->p = nl ? nl + 1 : l->end;
+        if (!nl && len)     /* every writer ends its lines: this one was cut */
+            return lines_error(l, "the file ends in the middle of a line (truncated)");
         if (memchr(l->buf, 0, len))
             return lines_error(l, "a NUL byte in the text");
         l->n = 0;
