@@ -71,6 +71,12 @@ void cpod_control_accept(cpod *d)
             static const char busy[] = "error: too many clients waiting; try again\n";
             if (send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
                 {}
+            /* closing on an unread request would reset the connection
+             * and lose the refusal: take what has come, say we are done */
+            char junk[256];
+            while (recv(fd, junk, sizeof junk, MSG_DONTWAIT) > 0)
+                {}
+            shutdown(fd, SHUT_WR);
             close(fd);
             continue;
         }

@@ -24,7 +24,7 @@
 #include "profdb/profdb.h"
 
 #define CPOD_PAGE          8192u      /* Alpha's page size */
-#define CPOD_MAX_CLIENTS   64         /* control clients served at once; more get a refusal */
+#define CPOD_MAX_CLIENTS   256        /* control clients served at once; more get a refusal */
 #define CPOD_MAX_MAPS      4096u      /* mappings per process */
 #define CPOD_IMAGE_CACHE   256u       /* unreferenced images kept for their headers */
 #define CPOD_EVNAME_MAX    1024u      /* distinct event names interned */
