@@ -439,7 +439,22 @@ static void step_to(track *t, frame *fr, uint64_t x, int how)
     if (!fr->tp)
         return;
     const cfg_proc *f = fr->f;
-    uint32_t w = cfg_block_at(f, x + (uint64_t)fr->link);
+    uint64_t xl = x + (uint64_t)fr->link;
+    uint32_t w = CFG_NONE;
+    /* where control goes is nearly always a successor's start or, back
+     * from a call, the current block: look there before searching */
+    if (fr->cur != CFG_NONE) {
+        const cfg_block *b = &f->blocks[fr->cur];
+        if (xl >= b->start && xl < b->end)
+            w = fr->cur;
+        for (uint32_t k = 0; w == CFG_NONE && k < b->nout; k++) {
+            uint32_t to = f->edges[f->out_edges[b->first_out + k]].to;
+            if (to < f->nblocks && f->blocks[to].start == xl)
+                w = to;
+        }
+    }
+    if (w == CFG_NONE)
+        w = cfg_block_at(f, xl);
     if (fr->cur == CFG_NONE) {
         spill_outside(t, fr);   /* what ran while it was lost */
         start_at(fr, w, x, false);
@@ -447,10 +462,10 @@ static void step_to(track *t, frame *fr, uint64_t x, int how)
             t->st.resyncs++;
         return;
     }
-    if (how != SYNC && w == fr->cur && x + (uint64_t)fr->link != f->blocks[w].start)
+    if (how != SYNC && w == fr->cur && xl != f->blocks[w].start)
         return;
     const cfg_block *b = &f->blocks[fr->cur];
-    if (how != ASYNC && w != CFG_NONE && x + (uint64_t)fr->link == f->blocks[w].start)
+    if (how != ASYNC && w != CFG_NONE && xl == f->blocks[w].start)
         for (uint32_t k = 0; k < b->nout; k++) {
             uint32_t e = f->out_edges[b->first_out + k];
             if (f->edges[e].to != w || fr->tp->bl.of_cfg[e] == CFG_NONE)
