@@ -233,6 +233,8 @@ int timing_start(machine *m, char *err, size_t errsz)
             t->pc.skid = t->p.pmu_skid;
             if (!(t->pmu[i] = pmu_new(&t->pc, i, t->core[i], sample_sink, m)))
                 goto oom;
+            if (t->pc.values)
+                pmu_set_values_sink(t->pmu[i], values_interrupt);
         }
         if (t->truth) {
             t->fwd[i].m = m;
@@ -247,6 +249,10 @@ int timing_start(machine *m, char *err, size_t errsz)
         m->cpus[i].core = t->core[i];
         m->cpus[i].front = cycles_front_of(t->core[i]);
     }
+    /* A values interrupt starts a run in the thread it interrupted, which
+     * must still be on the CPU: the model stays on the executor's thread. */
+    if (t->pmu_on && t->pc.values)
+        return values_start(m, err, errsz);
     m->tt = tthread_start(m);
     return 0;
 oom:
@@ -356,6 +362,7 @@ void timing_write_stats(machine *m, FILE *f)
     }
     fprintf(f, "},\n  \"pmu_multiplexed\": %s,\n",
             t->pc.n > PMU_COUNTERS ? "true" : "false");
+    values_write_stats(m, f);
 }
 
 int axp_write_truth(axp_machine *m, FILE *f)

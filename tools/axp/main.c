@@ -10,6 +10,7 @@
 #include "common/outfile.h"
 #include "machine/machine.h"
 #include "tools/axp/collect.h"
+#include "tools/axp/values_log.h"
 
 extern char **environ;
 
@@ -42,7 +43,13 @@ static void usage(FILE *f)
         "  --pmu EVENT[:PERIOD],...\n"
         "                   performance-counter sampling (implies the cycle model);\n"
         "                   events: cycles imiss dmiss branchmp dtbmiss itbmiss\n"
-        "                   jsrmp smiss issues\n"
+        "                   jsrmp smiss issues; values[:PERIOD] starts a value-sampling\n"
+        "                   run at each of its interrupts (docs/machine.md)\n"
+        "  --values-length N\n"
+        "                   instructions each value-sampling run records (default %d,\n"
+        "                   at most %d)\n"
+        "  --values-log FILE\n"
+        "                   write every value-sampling record in order (values_log.h)\n"
         "  --pmu-seed N     seed of the random sampling periods (default 1)\n"
         "  --truth FILE     write each instruction's head-of-queue cycles and samples\n"
         "  --collector DIR  send the samples to the cpod daemon of profile database DIR\n"
@@ -52,7 +59,8 @@ static void usage(FILE *f)
         "                   the driver's hash-table eviction policy (default front)\n"
         "  --sample-log FILE\n"
         "                   write every sample in order: CPU PID PC EVENT\n",
-        AXP_DEFAULT_ROOT, (unsigned long long)(AXP_DEFAULT_MEM_LIMIT >> 20), AXP_DEFAULT_MAX_THREADS);
+        AXP_DEFAULT_ROOT, (unsigned long long)(AXP_DEFAULT_MEM_LIMIT >> 20), AXP_DEFAULT_MAX_THREADS,
+        AXP_VALUES_DEFAULT, AXP_VALUES_MAX);
 }
 
 /* "--opt=VALUE" or "--opt VALUE"; NULL when argv[*i] is not --opt. */
@@ -88,6 +96,8 @@ static bool parse_u64(const char *s, uint64_t *out)
 typedef struct run_opts {
     axp_config cfg;
     const char *stats, *exact, *pmu, *truth;
+    const char *values_log;
+    uint64_t values_length;     /* 0: the machine's default */
     collect_options co;
     bool policy_set, timing;
     const char *ev5[256];
@@ -158,6 +168,14 @@ static int run_option(int argc, char **argv, int *i, run_opts *o, bool *missing)
             fprintf(stderr, "axp: --pmu-seed: expected a number, got '%s'\n", v);
             return AXP_EXIT_USAGE;
         }
+    } else if ((v = optval(argc, argv, i, "--values-length", missing))) {
+        if (!parse_u64(v, &n) || n < 1 || n > AXP_VALUES_MAX) {
+            fprintf(stderr, "axp: --values-length: expected a number from 1 to %d, got '%s'\n", AXP_VALUES_MAX, v);
+            return AXP_EXIT_USAGE;
+        }
+        o->values_length = n;
+    } else if ((v = optval(argc, argv, i, "--values-log", missing))) {
+        o->values_log = v;
     } else if ((v = optval(argc, argv, i, "--truth", missing))) {
         o->truth = v;
     } else if ((v = optval(argc, argv, i, "--collector", missing))) {
@@ -230,7 +248,8 @@ static int parse_run(int argc, char **argv, run_opts *o)
         return AXP_EXIT_USAGE;
     }
     const char *needs = o->co.db_dir ? "--collector" : o->co.driver_path ? "--driver"
-                      : o->policy_set ? "--driver-policy" : o->co.sample_log ? "--sample-log" : NULL;
+                      : o->policy_set ? "--driver-policy" : o->co.sample_log ? "--sample-log"
+                      : o->values_log ? "--values-log" : o->values_length ? "--values-length" : NULL;
     if (needs && !o->pmu) {
         fprintf(stderr, "axp: %s needs --pmu (which events to sample)\n", needs);
         return AXP_EXIT_USAGE;
@@ -254,6 +273,11 @@ static axp_machine *make_machine(run_opts *o)
         return NULL;
     }
     if (o->pmu && axp_set_pmu(m, o->pmu, o->seed, err, sizeof err)) {
+        fprintf(stderr, "axp: %s\n", err);
+        axp_free(m);
+        return NULL;
+    }
+    if (o->values_length && axp_set_values_length(m, o->values_length, err, sizeof err)) {
         fprintf(stderr, "axp: %s\n", err);
         axp_free(m);
         return NULL;
@@ -356,9 +380,24 @@ static int cmd_run(int argc, char **argv)
         axp_free(m);
         return access(prog, F_OK) ? AXP_EXIT_NOTFOUND : AXP_EXIT_NOEXEC;
     }
+    FILE *vlog = NULL;
+    if (o.values_log) {
+        if (!(vlog = values_log_open(o.values_log))) {
+            fprintf(stderr, "axp: --values-log %s: %s\n", o.values_log, strerror(errno));
+            results_close(&res);
+            collect_close(col);
+            axp_free(m);
+            return AXP_EXIT_USAGE;
+        }
+        axp_set_value_hook(m, values_log_put, vlog);
+    }
     axp_forward_host_signals();
     int status = axp_run(m);
     fflush(stdout);
+    if (vlog && values_log_close(vlog)) {
+        fprintf(stderr, "axp: --values-log %s: cannot write: %s\n", o.values_log, strerror(errno));
+        status = status ? status : 1;
+    }
     if (col && collect_finish(col, err, sizeof err)) {
         fprintf(stderr, "axp: %s\n", err);
         status = status ? status : 1;
