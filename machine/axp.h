@@ -308,6 +308,7 @@ struct thread {
     /* value sampling (values.c): the run this thread is in */
     uint32_t vleft;      /* instructions still to record, 0: no run */
     uint32_t vindex;     /* recorded so far */
+    uint32_t vskip;      /* instructions to pass over before recording */
     bool vswitch;        /* the executor left to change between timed and values */
     uint64_t vrun, vipc; /* the run's number and the interrupted pc */
     uint64_t *vres;      /* values executor: each instruction's integer then FP

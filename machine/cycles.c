@@ -522,6 +522,8 @@ void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t 
 {
     cycles_insn in;
     cycles_decode(w, id, &in);
+    if (unlikely(c->charge))
+        charge_now(c);
     uint16_t f;
     unsigned fb = cycles_front_block(c->front, &in, pc, 1, &ea, &f) ? f & FB_BITS : 0;
     step(c, &in, pc, ea, next_pc, fb);

@@ -119,6 +119,12 @@ int axp_set_pmu(axp_machine *m, const char *spec, uint64_t seed, char *err, size
 #define AXP_VALUES_ENTRY_CYCLES 400
 #define AXP_VALUES_INSN_CYCLES 40
 int axp_set_values_length(axp_machine *m, uint64_t length, char *err, size_t errsz);
+/* Before recording, a run passes over a number of instructions drawn
+ * uniformly from [0, skip) (default AXP_VALUES_SKIP_DEFAULT, 0 or 1: none),
+ * at the same cost per instruction: interrupts fall more often after
+ * slow instructions, and without the skip so would the runs. */
+#define AXP_VALUES_SKIP_DEFAULT 256
+int axp_set_values_skip(axp_machine *m, uint64_t skip, char *err, size_t errsz);
 
 enum {
     AXP_V_RESULT = 1,       /* result: the register it wrote */

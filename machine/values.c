@@ -31,13 +31,18 @@ struct values {
     axp_value_hook fn;
     void *ctx;
     cycles_load *log;           /* per CPU, CYCLES_BLOCK_MAX each */
-    uint64_t runs, overlapping, idle, nomem, recorded, charged, next_run;
+    uint32_t skip;              /* a run first passes over [0, skip) instructions */
+    uint64_t rng;
+    uint64_t runs, overlapping, idle, nomem, skipped, recorded, charged, next_run;
 };
 
 static struct values *vs_get(machine *m)
 {
-    if (!m->vs && (m->vs = calloc(1, sizeof *m->vs)))
+    if (!m->vs && (m->vs = calloc(1, sizeof *m->vs))) {
         m->vs->length = AXP_VALUES_DEFAULT;
+        m->vs->skip = AXP_VALUES_SKIP_DEFAULT;
+        m->vs->rng = 0x9e3779b97f4a7c15ULL;
+    }
     return m->vs;
 }
 
@@ -53,6 +58,20 @@ int axp_set_values_length(axp_machine *m, uint64_t length, char *err, size_t err
         return -1;
     }
     m->vs->length = (uint32_t)length;
+    return 0;
+}
+
+int axp_set_values_skip(axp_machine *m, uint64_t skip, char *err, size_t errsz)
+{
+    if (skip > AXP_VALUES_MAX) {
+        snprintf(err, errsz, "--values-skip: expected a number from 0 to %d, got %" PRIu64, AXP_VALUES_MAX, skip);
+        return -1;
+    }
+    if (!vs_get(m)) {
+        snprintf(err, errsz, "out of memory");
+        return -1;
+    }
+    m->vs->skip = (uint32_t)skip;
     return 0;
 }
 
@@ -102,6 +121,13 @@ void values_interrupt(void *ctx, int cpuno, uint64_t pc)
     }
     v->runs++;
     t->vleft = v->length;
+    t->vskip = 0;
+    if (v->skip > 1) {      /* xorshift64*, as the PMU's periods */
+        v->rng ^= v->rng >> 12;
+        v->rng ^= v->rng << 25;
+        v->rng ^= v->rng >> 27;
+        t->vskip = (uint32_t)(((v->rng * 0x2545f4914f6cdd1dULL) >> 32) % v->skip);
+    }
     t->vindex = 0;
     t->vrun = ++v->next_run;
     t->vipc = pc;
@@ -122,60 +148,76 @@ static int dest_file(const alpha_opdef *op)
     return 0;
 }
 
-/* The first n instructions of b ran, then control went to next_pc: send
- * the run's share of them to the hook. */
+/* What instruction i of b (of n run, then next_pc) produced, into r;
+ * *li is where the block's next load is looked for in the model's log. */
+static void fill(const thread *t, const block *b, uint32_t i, uint32_t n, uint64_t next_pc, const cycles_load *log,
+                 uint32_t nlog, uint32_t *li, axp_value *r)
+{
+    const dinsn *d = &b->ins[i];
+    uint64_t pc = r->pc, next = i + 1 < n ? pc + 4 : next_pc;
+    if (d->id >= alpha_optable_len)
+        return;
+    const alpha_opdef *op = &alpha_optable[d->id];
+    int file = dest_file(op);
+    if (file && d->c < 31) {
+        r->has |= AXP_V_RESULT;
+        r->result = t->vres[i + (file == 2 ? BLOCK_MAX : 0)];
+    }
+    bool unop = (op->flags & OPF_UNOP) && d->c == 32;
+    if ((op->flags & (OPF_LOAD | OPF_STORE)) && !(op->flags & OPF_ADDR) && !unop) {
+        r->has |= AXP_V_EA;
+        r->ea = t->ea[i];
+    }
+    if ((op->flags & OPF_LOAD) && !unop) {
+        /* the model's loads come in the same order; it may time as
+         * loads what alpha/ does not call one (prefetches) */
+        uint32_t j = *li;
+        while (j < nlog && log[j].pc != pc)
+            j++;
+        if (j < nlog) {
+            r->has |= AXP_V_LATENCY;
+            r->latency = log[j].latency;
+            r->level = log[j].level;
+            *li = j + 1;
+        }
+    }
+    if (op->flow == FLOW_CBRANCH) {
+        r->has |= AXP_V_BRANCH;
+        r->taken = next != pc + 4;
+    } else if (op->format == AF_JMP) {
+        r->has |= AXP_V_TARGET;
+        r->target = next;
+    }
+}
+
+/* The first n instructions of b ran, then control went to next_pc: the
+ * run passes over what it still skips, and records the rest of its share
+ * of them. */
 void values_record(thread *t, const block *b, uint32_t n, uint64_t next_pc, const cycles_load *log, uint32_t nlog)
 {
     machine *m = t->m;
     struct values *v = m->vs;
-    uint32_t k = n < t->vleft ? n : t->vleft, li = 0;
-    for (uint32_t i = 0; i < k; i++) {
-        const dinsn *d = &b->ins[i];
-        uint64_t pc = b->pc + 4 * (uint64_t)i, next = i + 1 < n ? pc + 4 : next_pc;
+    uint32_t i = n < t->vskip ? n : t->vskip, li = 0;
+    uint32_t end = n - i < t->vleft ? n : i + t->vleft;
+    t->vskip -= i;
+    v->skipped += i;
+    for (; i < end; i++) {
         axp_value r = { .cpu = m->curcpu->id, .pid = t->p->pid, .tid = t->tid, .run = t->vrun,
-                        .index = t->vindex++, .ipc = t->vipc, .pc = pc, .word = d->word, .id = d->id };
-        if (d->id < alpha_optable_len) {
-            const alpha_opdef *op = &alpha_optable[d->id];
-            int file = dest_file(op);
-            if (file && d->c < 31) {
-                r.has |= AXP_V_RESULT;
-                r.result = t->vres[i + (file == 2 ? BLOCK_MAX : 0)];
-            }
-            bool unop = (op->flags & OPF_UNOP) && d->c == 32;
-            if ((op->flags & (OPF_LOAD | OPF_STORE)) && !(op->flags & OPF_ADDR) && !unop) {
-                r.has |= AXP_V_EA;
-                r.ea = t->ea[i];
-            }
-            if ((op->flags & OPF_LOAD) && !unop) {
-                /* the model's loads come in the same order; it may time
-                 * as loads what alpha/ does not call one (prefetches) */
-                uint32_t j = li;
-                while (j < nlog && log[j].pc != pc)
-                    j++;
-                if (j < nlog) {
-                    r.has |= AXP_V_LATENCY;
-                    r.latency = log[j].latency;
-                    r.level = log[j].level;
-                    li = j + 1;
-                }
-            }
-            if (op->flow == FLOW_CBRANCH) {
-                r.has |= AXP_V_BRANCH;
-                r.taken = next != pc + 4;
-            } else if (op->format == AF_JMP) {
-                r.has |= AXP_V_TARGET;
-                r.target = next;
-            }
-        }
-        if (i + 1 == n && b->exit == BX_PAL)
-            t->vleft = k;       /* ends with this record */
+                        .index = t->vindex++, .ipc = t->vipc, .pc = b->pc + 4 * (uint64_t)i,
+                        .word = b->ins[i].word, .id = b->ins[i].id };
+        fill(t, b, i, n, next_pc, log, nlog, &li, &r);
+        t->vleft--;
+        v->recorded++;
         if (v->fn)
             v->fn(v->ctx, &r);
     }
-    t->vleft -= k;
-    v->recorded += k;
-    v->charged += (uint64_t)k * AXP_VALUES_INSN_CYCLES;
-    cycles_charge(m->curcpu->core, (uint64_t)k * AXP_VALUES_INSN_CYCLES);
+    if (b->exit == BX_PAL && end == n)      /* the interpreter stops at a trap */
+        t->vleft = t->vskip = 0;
+    uint64_t cost = (uint64_t)n * AXP_VALUES_INSN_CYCLES;
+    if (end < n)
+        cost = (uint64_t)end * AXP_VALUES_INSN_CYCLES;
+    v->charged += cost;
+    cycles_charge(m->curcpu->core, cost);
 }
 
 cycles_load *values_log(machine *m, int cpuno)
@@ -189,7 +231,8 @@ void values_write_stats(machine *m, FILE *f)
     if (!v || !v->log)
         return;
     fprintf(f,
-            "  \"values\": {\"length\": %u, \"runs\": %" PRIu64 ", \"overlapping\": %" PRIu64 ", \"idle\": %" PRIu64
-            ", \"no_memory\": %" PRIu64 ", \"recorded\": %" PRIu64 ", \"cycles_charged\": %" PRIu64 "},\n",
-            v->length, v->runs, v->overlapping, v->idle, v->nomem, v->recorded, v->charged);
+            "  \"values\": {\"length\": %u, \"skip\": %u, \"runs\": %" PRIu64 ", \"overlapping\": %" PRIu64
+            ", \"idle\": %" PRIu64 ", \"no_memory\": %" PRIu64 ", \"skipped\": %" PRIu64 ", \"recorded\": %" PRIu64
+            ", \"cycles_charged\": %" PRIu64 "},\n",
+            v->length, v->skip, v->runs, v->overlapping, v->idle, v->nomem, v->skipped, v->recorded, v->charged);
 }

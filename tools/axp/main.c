@@ -48,6 +48,8 @@ static void usage(FILE *f)
         "  --values-length N\n"
         "                   instructions each value-sampling run records (default %d,\n"
         "                   at most %d)\n"
+        "  --values-skip N  each run first passes over a random number of instructions\n"
+        "                   below N (default %d; 0: none), against the interrupts' bias\n"
         "  --values-log FILE\n"
         "                   write every value-sampling record in order (values_log.h)\n"
         "  --pmu-seed N     seed of the random sampling periods (default 1)\n"
@@ -60,7 +62,7 @@ static void usage(FILE *f)
         "  --sample-log FILE\n"
         "                   write every sample in order: CPU PID PC EVENT\n",
         AXP_DEFAULT_ROOT, (unsigned long long)(AXP_DEFAULT_MEM_LIMIT >> 20), AXP_DEFAULT_MAX_THREADS,
-        AXP_VALUES_DEFAULT, AXP_VALUES_MAX);
+        AXP_VALUES_DEFAULT, AXP_VALUES_MAX, AXP_VALUES_SKIP_DEFAULT);
 }
 
 /* "--opt=VALUE" or "--opt VALUE"; NULL when argv[*i] is not --opt. */
@@ -98,6 +100,7 @@ typedef struct run_opts {
     const char *stats, *exact, *pmu, *truth;
     const char *values_log;
     uint64_t values_length;     /* 0: the machine's default */
+    const char *values_skip;    /* NULL: the machine's default */
     collect_options co;
     bool policy_set, timing;
     const char *ev5[256];
@@ -174,6 +177,12 @@ static int run_option(int argc, char **argv, int *i, run_opts *o, bool *missing)
             return AXP_EXIT_USAGE;
         }
         o->values_length = n;
+    } else if ((v = optval(argc, argv, i, "--values-skip", missing))) {
+        if (!parse_u64(v, &n) || n > AXP_VALUES_MAX) {
+            fprintf(stderr, "axp: --values-skip: expected a number from 0 to %d, got '%s'\n", AXP_VALUES_MAX, v);
+            return AXP_EXIT_USAGE;
+        }
+        o->values_skip = v;
     } else if ((v = optval(argc, argv, i, "--values-log", missing))) {
         o->values_log = v;
     } else if ((v = optval(argc, argv, i, "--truth", missing))) {
@@ -249,7 +258,8 @@ static int parse_run(int argc, char **argv, run_opts *o)
     }
     const char *needs = o->co.db_dir ? "--collector" : o->co.driver_path ? "--driver"
                       : o->policy_set ? "--driver-policy" : o->co.sample_log ? "--sample-log"
-                      : o->values_log ? "--values-log" : o->values_length ? "--values-length" : NULL;
+                      : o->values_log ? "--values-log" : o->values_length ? "--values-length"
+                      : o->values_skip ? "--values-skip" : NULL;
     if (needs && !o->pmu) {
         fprintf(stderr, "axp: %s needs --pmu (which events to sample)\n", needs);
         return AXP_EXIT_USAGE;
@@ -278,6 +288,11 @@ static axp_machine *make_machine(run_opts *o)
         return NULL;
     }
     if (o->values_length && axp_set_values_length(m, o->values_length, err, sizeof err)) {
+        fprintf(stderr, "axp: %s\n", err);
+        axp_free(m);
+        return NULL;
+    }
+    if (o->values_skip && axp_set_values_skip(m, strtoull(o->values_skip, NULL, 10), err, sizeof err)) {
         fprintf(stderr, "axp: %s\n", err);
         axp_free(m);
         return NULL;
