@@ -150,6 +150,8 @@ typedef struct axp_value {
 } axp_value;
 typedef void (*axp_value_hook)(void *ctx, const axp_value *v);
 void axp_set_value_hook(axp_machine *m, axp_value_hook fn, void *ctx);
+/* Was "values" among the --pmu events? */
+bool axp_pmu_values(const axp_machine *m);
 
 /* One PMU interrupt: the sample's CPU, process, PC and event number. */
 typedef void (*axp_sample_hook)(void *ctx, int cpu, int pid, uint64_t pc, unsigned event);

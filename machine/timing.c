@@ -120,6 +120,11 @@ size_t axp_pmu_events(const axp_machine *m, axp_pmu_event *out, size_t max)
     return n;
 }
 
+bool axp_pmu_values(const axp_machine *m)
+{
+    return m->tm && m->tm->pmu_on && m->tm->pc.values;
+}
+
 /* ---- truth: head-of-queue cycles and samples per instruction ---------- */
 
 static truth_ent *truth_slot(struct timing *t, uint64_t key)

@@ -10,7 +10,6 @@
 #include "common/outfile.h"
 #include "machine/machine.h"
 #include "tools/axp/collect.h"
-#include "tools/axp/values_log.h"
 
 extern char **environ;
 
@@ -382,6 +381,7 @@ static int cmd_run(int argc, char **argv)
     collect *col = NULL;
     o.co.ncpus = (unsigned)o.cfg.ncpus;
     o.co.program = prog;
+    o.co.values_log = o.values_log;
     if (o.pmu && !(col = collect_start(m, &o.co, err, sizeof err))) {
         fprintf(stderr, "axp: %s\n", err);
         results_close(&res);
@@ -395,24 +395,9 @@ static int cmd_run(int argc, char **argv)
         axp_free(m);
         return access(prog, F_OK) ? AXP_EXIT_NOTFOUND : AXP_EXIT_NOEXEC;
     }
-    FILE *vlog = NULL;
-    if (o.values_log) {
-        if (!(vlog = values_log_open(o.values_log))) {
-            fprintf(stderr, "axp: --values-log %s: %s\n", o.values_log, strerror(errno));
-            results_close(&res);
-            collect_close(col);
-            axp_free(m);
-            return AXP_EXIT_USAGE;
-        }
-        axp_set_value_hook(m, values_log_put, vlog);
-    }
     axp_forward_host_signals();
     int status = axp_run(m);
     fflush(stdout);
-    if (vlog && values_log_close(vlog)) {
-        fprintf(stderr, "axp: --values-log %s: cannot write: %s\n", o.values_log, strerror(errno));
-        status = status ? status : 1;
-    }
     if (col && collect_finish(col, err, sizeof err)) {
         fprintf(stderr, "axp: %s\n", err);
         status = status ? status : 1;
