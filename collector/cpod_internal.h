@@ -22,6 +22,7 @@
 #include "collector/cpod.h"
 #include "collector/driver.h"
 #include "profdb/profdb.h"
+#include "profdb/values.h"
 
 #define CPOD_PAGE          8192u      /* Alpha's page size */
 #define CPOD_MAX_CLIENTS   64         /* control clients served at once; more get a refusal */
@@ -270,6 +271,38 @@ typedef struct cpod_region {
     uint32_t lpid;
 } cpod_region;
 
+/* ---- value profiles (cpod_values.c) ------------------------------------------
+ * Value records from the regions' value rings go, through the same maps
+ * as the samples, into one hot list per (image, offset, kind); each merge
+ * generation takes the set along and merges it into the images' value
+ * profiles (profdb/values.h) after their PC profiles. */
+typedef struct cpod_vimg {
+    char key[PROFDB_KEY_MAX];
+    profdb_vlist *v;
+    size_t n, cap;
+    bool stored;           /* merged into the database by this job */
+} cpod_vimg;
+
+typedef struct cpod_vslot {
+    uint64_t offset;
+    uint32_t img, list;    /* list + 1; 0: empty */
+    int kind;
+} cpod_vslot;
+
+typedef struct cpod_vset {
+    cpod_vimg *img;
+    size_t nimg, cimg;
+    cpod_vslot *slot;
+    size_t nslot, cslot;
+    uint64_t records, unmapped, lost;   /* taken; in no announced mapping; out of memory */
+} cpod_vset;
+
+void cpod_vset_free(cpod_vset *s);
+/* The region's value sink (drvc_set_value_sink). */
+int cpod_values_sink(void *ctx, const drv_value_batch *b);
+/* Merge the set's images not yet stored; false with err at the first that fails. */
+bool cpod_values_store(cpod *d, cpod_vset *s, profdb_error *err);
+
 /* NULL with *busy set when another consumer holds it (try again later). */
 cpod_region *cpod_region_attach(cpod *d, const char *name, bool *busy, char *msg, size_t msg_size);
 /* Take full buffers; if the producer is gone, everything left.  Returns
@@ -322,6 +355,7 @@ typedef struct cpod_job {
     size_t merged, skipped;    /* profiles written now / found already stored */
     char new_epoch_name[PROFDB_EPOCH_MAX];
     double seconds;
+    cpod_vset *values;     /* the generation's value lists, or NULL */
 } cpod_job;
 
 void cpod_job_free(cpod_job *j);
@@ -368,6 +402,7 @@ struct cpod {
     profdb *db;
     cpod_images images;
     cpod_profset live;
+    cpod_vset vlive;       /* value lists since the last merge */
     cpod_region *regions;
     cpod_client *clients;
 

@@ -298,6 +298,7 @@ cpod_region *cpod_region_attach(cpod *d, const char *name, bool *busy, char *msg
         goto fail;
     }
     r->ncpus = drvc_ncpus(r->c);
+    drvc_set_value_sink(r->c, cpod_values_sink, r);
     r->attached_ms = cpod_now_ms();
     if (!(r->cs = calloc(r->ncpus, sizeof *r->cs))) {
         cpod_msg(msg, msg_size, "%s: out of memory", r->path);
