@@ -7,7 +7,8 @@
  * offset, kind), found through an open-addressed table.  A latency keeps
  * the level that answered the load in its upper half (level << 32 |
  * cycles), so reports can bin by who answered, not by guessing from the
- * cycles.  Records are not journalled: a daemon killed between taking
+ * cycles; a jump target is kept as the link-time address of the image it
+ * lies in (run-time if it lies in none).  Records are not journalled: a daemon killed between taking
  * records and merging them loses those (samples are journalled and are
  * not lost); docs/cpod.md says so.
  */
@@ -122,6 +123,13 @@ int cpod_values_sink(void *ctx, const drv_value_batch *b)
         }
         uint64_t value = v->kind == DRV_VALUE_LATENCY ? (uint64_t)v->level << 32 | (v->value & 0xffffffffu)
                                                        : v->value;
+        if (v->kind == DRV_VALUE_TARGET) {
+            /* a target in a mapped image is kept as that image's
+             * link-time address, like the instruction's own offset */
+            const cpod_map *t = cpod_procs_lookup(&r->procs, v->pid, v->value);
+            if (t)
+                value = v->value + t->adj;
+        }
         hotlist *h = list_of(s, m->img->key, v->pc + m->adj, v->kind);
         if (!h) {
             /* refusing the batch would only bring it back: count it lost */

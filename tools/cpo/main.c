@@ -30,6 +30,9 @@ static const struct {
                             "                                 estimated executions and CPI per block, edge and instruction" },
     { "accuracy", cmd_accuracy, "accuracy --exact FILE --image IMAGE [--db DIR] [--epoch E|--all-epochs] [--json]\n"
                             "                                 frequency estimates against exact counts (DCPI Figures 8, 9)" },
+    { "values", cmd_values, "values [PROC] [--db DIR] [--epoch E|--all-epochs] [--image IMAGE]\n"
+                            "                                 [--kind result|address|latency|target] [--json]\n"
+                            "                                 hot values per instruction, load latencies by level" },
     { "flush",  cmd_flush,  "flush --db DIR               drain every machine and merge into the database" },
     { "epoch",  cmd_epoch,  "epoch --db DIR               flush into the current epoch, then start a new one" },
     { "quit",   cmd_quit,   "quit --db DIR                flush, then stop the daemon" },
