@@ -150,6 +150,11 @@ typedef struct axp_value {
 } axp_value;
 typedef void (*axp_value_hook)(void *ctx, const axp_value *v);
 void axp_set_value_hook(axp_machine *m, axp_value_hook fn, void *ctx);
+/* What the values event's period counts: instructions issued (the
+ * default: runs then start uniformly over the instructions executed) or
+ * cycles, as DCPI's interrupts did (runs then favour what follows slow
+ * code; docs/machine.md "Value sampling").  -1 when out of memory. */
+int axp_set_values_clock(axp_machine *m, bool instructions);
 /* Was "values" among the --pmu events? */
 bool axp_pmu_values(const axp_machine *m);
 

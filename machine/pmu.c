@@ -129,6 +129,7 @@ struct pmu {
     pmu_values_sink vsink;
     uint64_t vrng;
     uint64_t val_ovf;               /* cycle of the next values interrupt, ~0: none */
+    int64_t vcount;                 /* values_insns: instructions until it overflows */
 
     struct { uint64_t at; int ev; } pend[MAXPEND];
     int npend;
@@ -170,7 +171,8 @@ static void set_active(pmu *u)
     u->active = u->cycles_on ? 1u << CEV_CYCLES : 0;
     for (int i = 0; i < u->slots && i < u->nother; i++)
         u->active |= 1u << u->other[(u->first + i) % u->nother];
-    cycles_set_event_mask(u->core, u->active & ~(1u << CEV_CYCLES));
+    cycles_set_event_mask(u->core, (u->active & ~(1u << CEV_CYCLES)) |
+                                   (u->cfg.values && u->cfg.values_insns ? 1u << CEV_ISSUES : 0));
 }
 
 static void account(pmu *u, uint64_t now)
@@ -183,6 +185,12 @@ static void account(pmu *u, uint64_t now)
 
 static void deliver(pmu *u, uint64_t pc, int ev)
 {
+    if (ev < 0) {           /* a values interrupt counted in instructions */
+        u->st.values++;
+        if (u->vsink)
+            u->vsink(u->ctx, u->cpu, pc);
+        return;
+    }
     u->st.samples[ev]++;
     u->sink(u->ctx, u->cpu, pc, ev);
 }
@@ -223,9 +231,24 @@ static void advance(void *ctx, uint64_t from, uint64_t to, uint64_t pc)
     rewake(u);
 }
 
+static void pend(pmu *u, uint64_t at, int ev)
+{
+    u->pend[u->npend].at = at;
+    u->pend[u->npend].ev = ev;
+    u->npend++;
+    rewake(u);
+}
+
 static void event(void *ctx, int ev, uint64_t cycle, uint64_t pc)
 {
     pmu *u = ctx;
+    if (ev == CEV_ISSUES && u->cfg.values_insns && u->cfg.values && --u->vcount <= 0) {
+        u->vcount = between(&u->vrng, u->cfg.vlo, u->cfg.vhi);
+        if (u->npend < MAXPEND)
+            pend(u, cycle + u->cfg.skid, -1);
+        else
+            deliver(u, pc, -1);
+    }
     if (!(u->active & (1u << ev)) || --u->left[ev] > 0)
         return;
     u->st.overflows[ev]++;
@@ -240,10 +263,7 @@ static void event(void *ctx, int ev, uint64_t cycle, uint64_t pc)
         deliver(u, pc, ev);
         return;
     }
-    u->pend[u->npend].at = cycle + u->cfg.skid;
-    u->pend[u->npend].ev = ev;
-    u->npend++;
-    rewake(u);
+    pend(u, cycle + u->cfg.skid, ev);
 }
 
 pmu *pmu_new(const pmu_config *cfg, int cpu, cycles_core *core, pmu_sink sink, void *ctx)
@@ -273,7 +293,10 @@ pmu *pmu_new(const pmu_config *cfg, int cpu, cycles_core *core, pmu_sink sink, v
         u->vrng = (cfg->seed + 7) * 0xd1b54a32d192ed03ULL ^ ((uint64_t)cpu + 1) * 0x94d049bb133111ebULL;
         if (!u->vrng)
             u->vrng = 1;
-        u->val_ovf = now + between(&u->vrng, cfg->vlo, cfg->vhi);
+        if (cfg->values_insns)
+            u->vcount = between(&u->vrng, cfg->vlo, cfg->vhi);
+        else
+            u->val_ovf = now + between(&u->vrng, cfg->vlo, cfg->vhi);
     }
     if (u->cycles_on) {
         u->cyc_period = draw(u, CEV_CYCLES);

@@ -29,7 +29,8 @@ typedef struct pmu_config {
     uint32_t mux_cycles;
     uint32_t skid;
     bool values;                   /* "values": interrupts that start value-sampling runs */
-    uint32_t vlo, vhi;             /* their period in cycles, uniform in [vlo, vhi] */
+    uint32_t vlo, vhi;             /* their period, uniform in [vlo, vhi] */
+    bool values_insns;             /* ... counted in instructions issued, not cycles */
 } pmu_config;
 
 /* Parse "cycles,imiss:4096,values,..." (names as pmu_event_name; a period P gives
@@ -45,7 +46,9 @@ typedef void (*pmu_sink)(void *ctx, int cpu, uint64_t pc, int ev);
 /* The values event is not a counter of the model's: it is a second cycle
  * clock with its own period and its own random stream (so the cycle
  * counter's periods are the same with or without it), whose interrupts
- * go to vsink with the instruction at the head of the issue queue. */
+ * go to vsink with the instruction at the head of the issue queue.  With
+ * values_insns it counts instructions issued instead, and interrupts
+ * pmu_skid cycles after the one that overflowed it. */
 typedef void (*pmu_values_sink)(void *ctx, int cpu, uint64_t pc);
 
 typedef struct pmu pmu;

@@ -33,6 +33,7 @@ struct timing {
     bool oom;
     struct truth_fwd *fwd;       /* per CPU, with truth on */
     uint32_t *pid;               /* per CPU: the process its model works for */
+    bool values_insns;           /* axp_set_values_clock */
 };
 
 const ev5_params *timing_params(const machine *m)
@@ -44,8 +45,10 @@ static struct timing *tm_get(machine *m)
 {
     if (!m->tm) {
         m->tm = calloc(1, sizeof *m->tm);
-        if (m->tm)
+        if (m->tm) {
             ev5_defaults(&m->tm->p);
+            m->tm->values_insns = true;
+        }
     }
     return m->tm;
 }
@@ -118,6 +121,15 @@ size_t axp_pmu_events(const axp_machine *m, axp_pmu_event *out, size_t max)
         n++;
     }
     return n;
+}
+
+int axp_set_values_clock(axp_machine *m, bool instructions)
+{
+    struct timing *t = tm_get(m);
+    if (!t)
+        return -1;
+    t->values_insns = instructions;
+    return 0;
 }
 
 bool axp_pmu_values(const axp_machine *m)
@@ -236,6 +248,7 @@ int timing_start(machine *m, char *err, size_t errsz)
             cycles_set_schedules(t->core[i], false);
         if (t->pmu_on) {
             t->pc.skid = t->p.pmu_skid;
+            t->pc.values_insns = t->values_insns;
             if (!(t->pmu[i] = pmu_new(&t->pc, i, t->core[i], sample_sink, m)))
                 goto oom;
             if (t->pc.values)

@@ -86,8 +86,15 @@ rows = json.load(open(sys.argv[1]))
 ok = rows and all(set(r["levels"]) == {"dcache", "scache", "bcache", "memory"} and
                   sum(r["levels"].values()) <= 1.0001 and all("level" in v for v in r["values"]) for r in rows)
 sys.exit(0 if ok else 1)' "$T/lat.json"
-"$CPO" values main --db "$DB" > "$T/main.txt"
-check "PROC restricts to the procedure" grep -q "^Image " "$T/main.txt"
+# run is the interpreter's loop (tests/programs/bytecode.c), the dispatch jump in it
+"$CPO" values run --db "$DB" --json > "$T/run.json"
+read -r start size < <("$CPO" syms "$P/bytecode-static" | awk '$NF == "run" && $4 == "FUNC" { print $2, $3 }')
+check "PROC restricts to the procedure (run at 0x$start, $size bytes)" python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))
+lo = int(sys.argv[2], 16); hi = lo + int(sys.argv[3])
+sys.exit(0 if rows and all(lo <= int(r["address"], 16) < hi for r in rows) and
+         any(r["kind"] == "target" for r in rows) else 1)' "$T/run.json" "$start" "$size"
 "$CPO" values nosuchproc --db "$DB" > "$T/none.txt"
 check "an unknown PROC: no value samples" grep -q "no value samples in nosuchproc" "$T/none.txt"
 "$CPO" values --db "$DB" --kind colour > /dev/null 2> "$T/kind.err"

@@ -49,6 +49,8 @@ static void usage(FILE *f)
         "                   at most %d)\n"
         "  --values-skip N  each run first passes over a random number of instructions\n"
         "                   below N (default %d; 0: none), against the interrupts' bias\n"
+        "  --values-clock cycles|instructions\n"
+        "                   what the values period counts (default instructions)\n"
         "  --values-log FILE\n"
         "                   write every value-sampling record in order (values_log.h)\n"
         "  --pmu-seed N     seed of the random sampling periods (default 1)\n"
@@ -100,6 +102,7 @@ typedef struct run_opts {
     const char *values_log;
     uint64_t values_length;     /* 0: the machine's default */
     const char *values_skip;    /* NULL: the machine's default */
+    const char *values_clock;   /* NULL: the machine's default, instructions */
     collect_options co;
     bool policy_set, timing;
     const char *ev5[256];
@@ -182,6 +185,12 @@ static int run_option(int argc, char **argv, int *i, run_opts *o, bool *missing)
             return AXP_EXIT_USAGE;
         }
         o->values_skip = v;
+    } else if ((v = optval(argc, argv, i, "--values-clock", missing))) {
+        if (strcmp(v, "cycles") && strcmp(v, "instructions")) {
+            fprintf(stderr, "axp: --values-clock: expected cycles or instructions, got '%s'\n", v);
+            return AXP_EXIT_USAGE;
+        }
+        o->values_clock = v;
     } else if ((v = optval(argc, argv, i, "--values-log", missing))) {
         o->values_log = v;
     } else if ((v = optval(argc, argv, i, "--truth", missing))) {
@@ -258,7 +267,7 @@ static int parse_run(int argc, char **argv, run_opts *o)
     const char *needs = o->co.db_dir ? "--collector" : o->co.driver_path ? "--driver"
                       : o->policy_set ? "--driver-policy" : o->co.sample_log ? "--sample-log"
                       : o->values_log ? "--values-log" : o->values_length ? "--values-length"
-                      : o->values_skip ? "--values-skip" : NULL;
+                      : o->values_skip ? "--values-skip" : o->values_clock ? "--values-clock" : NULL;
     if (needs && !o->pmu) {
         fprintf(stderr, "axp: %s needs --pmu (which events to sample)\n", needs);
         return AXP_EXIT_USAGE;
@@ -293,6 +302,11 @@ static axp_machine *make_machine(run_opts *o)
     }
     if (o->values_skip && axp_set_values_skip(m, strtoull(o->values_skip, NULL, 10), err, sizeof err)) {
         fprintf(stderr, "axp: %s\n", err);
+        axp_free(m);
+        return NULL;
+    }
+    if (o->values_clock && axp_set_values_clock(m, !strcmp(o->values_clock, "instructions"))) {
+        fprintf(stderr, "axp: out of memory\n");
         axp_free(m);
         return NULL;
     }
