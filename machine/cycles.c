@@ -510,7 +510,7 @@ static inline __attribute__((always_inline)) void step(cycles_core *c, const cyc
         } else {
             r = load_ready(c, pc, ea, issue, r, &rc);
         }
-        if (unlikely(c->loadlog))
+        if (unlikely(c->noting))
             load_note(c, pc, r - issue);
     }
     put_result(c, d, r, fl & F_FAST ? issue : r, rc);

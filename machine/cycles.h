@@ -185,6 +185,10 @@ typedef struct cycles_load {
     uint8_t level;          /* CLVL_* */
 } cycles_load;
 void cycles_loads_log(cycles_core *c, cycles_load *log);
+/* Every load the model times, to fn as well (the truth of --truth); the
+ * same caveat about static schedules holds. */
+void cycles_set_load_hook(cycles_core *c, void (*fn)(void *ctx, uint64_t pc, uint32_t latency, int level),
+                          void *ctx);
 uint32_t cycles_loads_take(cycles_core *c);
 void cycles_charge(cycles_core *c, uint64_t n);
 

@@ -117,6 +117,9 @@ struct cycles_core {
      * run is recorded (NULL: nowhere), and cycles owed to the interpreter */
     cycles_load *loadlog;
     uint32_t nloadlog;
+    bool noting;                /* loadlog or load_fn set */
+    void (*load_fn)(void *ctx, uint64_t pc, uint32_t latency, int level);
+    void *load_ctx;
     uint8_t fill_level, load_level;
     uint64_t charge;
 };

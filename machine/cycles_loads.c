@@ -9,6 +9,15 @@ void cycles_loads_log(cycles_core *c, cycles_load *log)
 {
     c->loadlog = log;
     c->nloadlog = 0;
+    c->noting = log || c->load_fn;
+}
+
+void cycles_set_load_hook(cycles_core *c, void (*fn)(void *ctx, uint64_t pc, uint32_t latency, int level),
+                          void *ctx)
+{
+    c->load_fn = fn;
+    c->load_ctx = ctx;
+    c->noting = c->loadlog || fn;
 }
 
 uint32_t cycles_loads_take(cycles_core *c)
@@ -20,11 +29,14 @@ uint32_t cycles_loads_take(cycles_core *c)
 
 void load_note(cycles_core *c, uint64_t pc, uint64_t latency)
 {
-    if (c->nloadlog >= CYCLES_BLOCK_MAX)
+    uint32_t lat = latency > UINT32_MAX ? UINT32_MAX : (uint32_t)latency;
+    if (c->load_fn)
+        c->load_fn(c->load_ctx, pc, lat, c->load_level);
+    if (!c->loadlog || c->nloadlog >= CYCLES_BLOCK_MAX)
         return;
     cycles_load *l = &c->loadlog[c->nloadlog++];
     l->pc = pc;
-    l->latency = latency > UINT32_MAX ? UINT32_MAX : (uint32_t)latency;
+    l->latency = lat;
     l->level = c->load_level;
 }
 

@@ -18,6 +18,7 @@ typedef struct truth_ent {
     uint64_t hoq;
     uint64_t samples[CEV_COUNT];
     uint64_t stalls[ST_COUNT];  /* of hoq, the stall cycles by cause */
+    uint64_t levels[CLVL_COUNT]; /* loads: who answered, each time */
 } truth_ent;
 
 struct timing {
@@ -203,6 +204,16 @@ static void truth_advance(void *ctx, uint64_t from, uint64_t to, uint64_t pc)
         f->inner.advance(f->inner.ctx, from, to, pc);
 }
 
+/* Each load's level, for --truth's load.* columns. */
+static void truth_load(void *ctx, uint64_t pc, uint32_t latency, int level)
+{
+    truth_fwd *f = ctx;
+    (void)latency;
+    truth_ent *e = truth_slot(f->m->tm, (uint64_t)f->m->tm->pid[f->cpuno] << 44 | pc >> 2);
+    if (e)
+        e->levels[level & 3]++;
+}
+
 static void truth_event(void *ctx, int ev, uint64_t cycle, uint64_t pc)
 {
     truth_fwd *f = ctx;
@@ -261,6 +272,10 @@ int timing_start(machine *m, char *err, size_t errsz)
             cycles_observer o = { truth_advance, truth_event, &t->fwd[i] };
             cycles_set_observer(t->core[i], &o);
             cycles_set_trace(t->core[i], true);
+            /* every load timed by itself, so each one's level is seen
+             * (static schedules skip loads that hit; same cycles) */
+            cycles_set_schedules(t->core[i], false);
+            cycles_set_load_hook(t->core[i], truth_load, &t->fwd[i]);
         }
     }
     for (int i = 0; i < m->ncpu; i++) {
@@ -393,7 +408,7 @@ int axp_write_truth(axp_machine *m, FILE *f)
         fprintf(f, " %s", pmu_event_name(t->pc.ev[i]));
     for (int s = 0; s < ST_COUNT; s++)
         fprintf(f, " stall.%s", cycles_stall_names[s]);
-    fprintf(f, "\n");
+    fprintf(f, " load.dcache load.scache load.bcache load.memory\n");
     for (size_t i = 0; i < t->tcap; i++) {
         const truth_ent *e = &t->tt[i];
         if (!e->key)
@@ -404,6 +419,8 @@ int axp_write_truth(axp_machine *m, FILE *f)
             fprintf(f, " %" PRIu64, e->samples[t->pc.ev[j]]);
         for (int s = 0; s < ST_COUNT; s++)
             fprintf(f, " %" PRIu64, e->stalls[s]);
+        for (int l = 0; l < CLVL_COUNT; l++)
+            fprintf(f, " %" PRIu64, e->levels[l]);
         fprintf(f, "\n");
     }
     if (t->oom) {

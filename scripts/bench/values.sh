@@ -19,7 +19,11 @@
 # the top three targets (target:
 # within 5 points, among jumps with at least 200 value samples: fewer
 # make a share a coarse estimate whatever the method; the worst of all is
-# printed too).  VALUES_BENCH_OVERHEAD=0 skips the overhead part.
+# printed too); and every load's latency bins (D-cache, S-cache, B-cache,
+# memory: the level that answered) against the model's own per-load truth
+# (--truth's load.* columns), for loads with at least 200 value samples
+# (target: within 5 points per bin).  VALUES_BENCH_OVERHEAD=0 skips the
+# overhead part.
 set -eu
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
@@ -69,10 +73,10 @@ accuracy() {   # name program args...
   shift
   [ -x "$1" ] || { echo "  $name: $1 not built"; return; }
   "$AXP" run --pmu "cycles,values:$PERIOD" --values-length 32 --values-log "$tmp/$name.v" --exact "$tmp/$name.x" \
-    "$@" > /dev/null 2> "$tmp/$name.err" < /dev/null || true
+    --truth "$tmp/$name.t" "$@" > /dev/null 2> "$tmp/$name.err" < /dev/null || true
   # the hot lists of the run's targets, one per jump, as cpod keeps them
   awk '!/^#/ && $11 != "-" { print $6, $11 }' "$tmp/$name.v" | "$HOT" > "$tmp/$name.hot"
-  python3 - "$name" "$tmp/$name.hot" "$tmp/$name.x" <<'EOF'
+  python3 - "$name" "$tmp/$name.hot" "$tmp/$name.x" "$tmp/$name.v" "$tmp/$name.t" <<'EOF'
 import sys
 from collections import Counter
 name, hot, exact = sys.argv[1:4]
@@ -118,6 +122,35 @@ else:
         if at:
             print(f"    worst top-3 share gap, {what}: {100 * gap:.1f} points"
                   f" (0x{at[0]:x}: {at[1]} value samples of {at[2]} executions)")
+# load latencies binned by level against the model's own per-load truth
+from collections import defaultdict
+rec = defaultdict(Counter)
+for line in open(sys.argv[4]):
+    f = line.split()
+    if not line.startswith("#") and f[9] != "-":
+        rec[int(f[5], 16)][f[9]] += 1
+cols, truth = None, {}
+for line in open(sys.argv[5]):
+    f = line.split()
+    if line.startswith("#"):
+        cols = f[1:]
+        continue
+    d = dict(zip(cols, f))
+    lv = [int(d["load." + k]) for k in ("dcache", "scache", "bcache", "memory")]
+    if sum(lv):
+        truth[int(d["pc"], 16)] = lv
+loads = worst = mixed = 0
+for pc, c in rec.items():
+    k = sum(c.values())
+    t = truth.get(pc)
+    if k < 200 or not t:
+        continue
+    loads += 1
+    want = [x / sum(t) for x in t]
+    mixed += max(want) < 0.95
+    worst = max(worst, max(abs(c[l] / k - w) for l, w in zip("dsbm", want)))
+print(f"    load latency bins: {loads} loads with >= 200 value samples ({mixed} not all one level),"
+      f" worst bin {100 * worst:.1f} points from the model's truth")
 EOF
 }
 accuracy bytecode "$P/bytecode-static"

@@ -11,7 +11,8 @@
 #   over plain cycle sampling are the cycles charged, within 2%;
 # - loads carry the latency the cycle model timed: D-cache answers take the
 #   D-cache latency or more (a fill under way), S-cache, B-cache and memory
-#   answers their own latency or more;
+#   answers their own latency or more; on copyloop, binned by level, they
+#   agree with the model's per-load truth (--truth) within 5 points;
 # - the bytecode interpreter's dispatch jump: the hot list from the records
 #   names the same most frequent target as --exact, with the top three
 #   shares within 5 points;
@@ -128,4 +129,49 @@ ok("dispatch jump: top three shares within 5 points", max(diffs) <= 0.05,
    ", ".join(f"{hex(t)} {seen[t] / n:.3f} vs {true[t] / total:.3f}" for t in top))
 sys.exit(1 if bad else 0)
 EOF
+
+# Load latencies against the cycle model's own per-load truth (--truth's
+# load.* columns): copyloop's loads, binned by the level that answered,
+# within 5 points per bin for every load with at least 200 value samples.
+"$AXP" run --pmu cycles,values:5000 --values-length 32 --values-log "$T/cp.v" --truth "$T/cp.t" \
+  "$P/copyloop-static" > /dev/null
+python3 - "$T/cp.v" "$T/cp.t" <<'EOF2' || status=1
+import sys
+from collections import Counter, defaultdict
+rec = defaultdict(Counter)
+for line in open(sys.argv[1]):
+    f = line.split()
+    if not line.startswith("#") and f[9] != "-":
+        rec[int(f[5], 16)][f[9]] += 1
+cols, truth = None, {}
+for line in open(sys.argv[2]):
+    f = line.split()
+    if line.startswith("#"):
+        cols = f[1:]
+        continue
+    d = dict(zip(cols, f))
+    lv = [int(d["load." + k]) for k in ("dcache", "scache", "bcache", "memory")]
+    if sum(lv):
+        truth[int(d["pc"], 16)] = lv
+checked, bad, mixed = 0, [], 0
+for pc, c in rec.items():
+    n = sum(c.values())
+    if n < 200:
+        continue
+    t = truth.get(pc)
+    if not t:
+        bad.append(f"0x{pc:x}: no truth")
+        continue
+    got = [c[k] / n for k in "dsbm"]
+    want = [x / sum(t) for x in t]
+    checked += 1
+    mixed += max(want) < 0.95
+    gap = max(abs(a - b) for a, b in zip(got, want))
+    if gap > 0.05:
+        bad.append(f"0x{pc:x}: {got} vs {want}")
+ok = checked >= 2 and mixed >= 1 and not bad
+print(("ok   " if ok else "FAIL ") + f"load latency bins within 5 points of the model's truth ({checked} loads with "
+      f">= 200 value samples, {mixed} not all one level){': ' + '; '.join(bad) if bad else ''}")
+sys.exit(0 if ok else 1)
+EOF2
 exit $status
