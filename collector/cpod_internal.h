@@ -188,12 +188,13 @@ profdb_entry *cpod_prof_entries(const cpod_prof *p);
  * notices (so a restarted daemon knows every process's maps) and the
  * entry batches (so it can rebuild the samples a killed daemon held),
  * cut into merge generations by markers. */
-enum { CPOD_J_NOTICE = 1, CPOD_J_BATCH = 2, CPOD_J_MARK = 3, CPOD_J_SNAP = 4 };
+enum { CPOD_J_NOTICE = 1, CPOD_J_BATCH = 2, CPOD_J_MARK = 3, CPOD_J_SNAP = 4, CPOD_J_VALUES = 5 };
 
 typedef struct cpod_jrec {
     int type;
     const drv_notice *notice;          /* NOTICE */
     const drv_batch *batch;            /* BATCH */
+    const drv_value_batch *values;     /* VALUES (n 0: where a CPU's stream stands) */
     uint64_t gen;                      /* MARK, SNAP: merge generation */
     uint64_t seq;                      /* SNAP: notices below this seq are in the snapshot */
 } cpod_jrec;
@@ -237,6 +238,7 @@ typedef struct cpod_cpustate {
     uint64_t buf_next;     /* overflow buffers below this seq are journalled */
     uint64_t active_next;  /* ... salvaged part-filled buffers */
     uint64_t table_hash;   /* the last salvaged table chunk */
+    uint64_t values_next;  /* value records below this place are journalled */
 } cpod_cpustate;
 
 typedef struct cpod_region {
@@ -298,10 +300,12 @@ typedef struct cpod_vset {
 } cpod_vset;
 
 void cpod_vset_free(cpod_vset *s);
-/* The region's value sink (drvc_set_value_sink). */
-int cpod_values_sink(void *ctx, const drv_value_batch *b);
 /* Merge the set's images not yet stored; false with err at the first that fails. */
 bool cpod_values_store(cpod *d, cpod_vset *s, profdb_error *err);
+
+/* Value records of region r into the live lists (after cpod_region.c has
+ * journalled them). */
+void cpod_values_feed(cpod_region *r, const drv_value *v, size_t n);
 
 /* NULL with *busy set when another consumer holds it (try again later). */
 cpod_region *cpod_region_attach(cpod *d, const char *name, bool *busy, char *msg, size_t msg_size);

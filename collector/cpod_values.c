@@ -8,9 +8,8 @@
  * the level that answered the load in its upper half (level << 32 |
  * cycles), so reports can bin by who answered, not by guessing from the
  * cycles; a jump target is kept as the link-time address of the image it
- * lies in (run-time if it lies in none).  Records are not journalled: a daemon killed between taking
- * records and merging them loses those (samples are journalled and are
- * not lost); docs/cpod.md says so.
+ * lies in (run-time if it lies in none).  cpod_region.c journals each
+ * batch before it comes here, as it does entry batches.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -109,12 +108,11 @@ static hotlist *list_of(cpod_vset *s, const char *key, uint64_t offset, int kind
     return &l->h;
 }
 
-int cpod_values_sink(void *ctx, const drv_value_batch *b)
+void cpod_values_feed(cpod_region *r, const drv_value *vs, size_t n)
 {
-    cpod_region *r = ctx;
     cpod_vset *s = &r->d->vlive;
-    for (size_t i = 0; i < b->n; i++) {
-        const drv_value *v = &b->v[i];
+    for (size_t i = 0; i < n; i++) {
+        const drv_value *v = &vs[i];
         s->records++;
         const cpod_map *m = cpod_procs_lookup(&r->procs, v->pid, v->pc);
         if (!m) {
@@ -139,7 +137,6 @@ int cpod_values_sink(void *ctx, const drv_value_batch *b)
         }
         hotlist_add(h, value);
     }
-    return 0;
 }
 
 static int cmp_list(const void *a, const void *b)

@@ -276,6 +276,10 @@ typedef struct drv_value_batch {
     unsigned cpu;
     const drv_value *v;       /* read-only; valid only during the callback */
     size_t n;
+    uint64_t first;           /* v[0]'s place in the CPU's stream: a batch
+                               * refused or taken by a consumer that died
+                               * before the ring moved on comes again with
+                               * the same numbers */
 } drv_value_batch;
 
 /* Consumer: from now on drvc_collect, drvc_flush and drvc_salvage hand the

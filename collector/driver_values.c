@@ -71,7 +71,7 @@ int drv_values_take(drvc *c, const uint64_t *heads, drv_error *err)
             uint64_t n = heads[cpu] - tail;
             if (n > r->value_entries - at)
                 n = r->value_entries - at;
-            drv_value_batch b = { cpu, ring + at, (size_t)n };
+            drv_value_batch b = { cpu, ring + at, (size_t)n, tail };
             if (c->values(c->values_ctx, &b) != 0)
                 return drv_fail(err, DRV_ESINK, "%s: cpu %u: value records refused by the consumer; kept",
                                 r->path, cpu);

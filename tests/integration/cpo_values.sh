@@ -79,6 +79,20 @@ after=$(samples_at "$disp")
 check "a second run merges into the profile ($before, then $after value samples at $disp)" \
   [ "$after" -gt "$before" -a "$after" -le $((2 * before + before / 4)) ]
 
+# cpod killed after taking a machine's value records and before merging
+# them: its successor replays them from the journal, none lost, none twice
+"$AXP" run --pmu cycles,values:10000 --values-length 32 --collector "$DB" --stats="$T/c.json" \
+  "$P/bytecode-static" > /dev/null 2> "$T/c.err"
+n=$(posted "$T/c.json")
+sleep 1   # the daemon salvages the gone machine's region meanwhile
+kill -9 "$(cat "$DB"/.cpod/*/lock)" 2>/dev/null
+sleep 0.2
+"$CPOD" --db "$DB" --flush 1h || { echo "FAIL cpod did not restart"; status=1; }
+"$CPO" flush --db "$DB" > "$T/c.flush"
+sed 's/^/     /' "$T/c.flush"
+check "killed daemon: its successor merges all $n value records, from the journal or the region" \
+  grep -q "^values $n records into" "$T/c.flush"
+
 "$CPO" values --db "$DB" --kind latency --json > "$T/lat.json"
 check "latencies binned by level, shares adding up to at most 1" python3 -c '
 import json, sys
