@@ -9,6 +9,8 @@
 #   same run) with the top three shares within 5 points, and its JSON is
 #   the documented shape, most frequent first, link-time addresses;
 # - a second run merges into the same profile: the samples add up;
+# - cpod killed after taking a machine's value records, before merging
+#   them: its successor merges them all (journal replay), none twice;
 # - load latencies come binned by level, shares adding up to at most 1;
 # - PROC restricts to a procedure; bad --kind and unknown --image are
 #   refused with a message.
