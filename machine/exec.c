@@ -1,12 +1,14 @@
 /*
  * machine/exec.c: the block executors.
  *
- * exec_body.h is compiled twice: once as the functional executor, once as
- * the timed one that reports every retired instruction to a hook (the EV5
- * timing model and the PMU attach there).  The functional one therefore
- * carries no per-instruction test for it.  Both dispatch through a table of
- * label addresses indexed by the handler translate.c chose for each
- * instruction from its alpha/ table row.
+ * exec_body.h is compiled three times: as the functional executor, as the
+ * timed one that reports every retired instruction to a hook (the EV5
+ * timing model and the PMU attach there), and as the values executor, the
+ * timed one that also keeps what each instruction wrote, for the length of
+ * a value-sampling run (values.c).  The functional one therefore carries
+ * no per-instruction test for any of it, nor the timed one for values.
+ * All dispatch through a table of label addresses indexed by the handler
+ * translate.c chose for each instruction from its alpha/ table row.
  */
 #include <setjmp.h>
 #include <string.h>

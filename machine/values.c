@@ -9,12 +9,13 @@
  * the cycle model, fed those blocks without static schedules, notes each
  * load's latency.  What the handler's interpreter would have cost is
  * charged to the CPU: AXP_VALUES_ENTRY_CYCLES when the run starts and
- * AXP_VALUES_INSN_CYCLES for each instruction recorded.
+ * AXP_VALUES_INSN_CYCLES for each instruction it passes over (the random
+ * skip before recording) or records.
  *
  * A run ends after `length` instructions or after a system call or
  * another PAL call that changes control (the interpreter gave up at
- * traps); a fault ends the block it hit unrecorded; a thread that leaves its CPU keeps its
- * run for when it comes back.  An interrupt that finds its thread in a
+ * traps); a fault ends the block it hit unrecorded; a thread that leaves
+ * its CPU keeps its run for when it comes back.  An interrupt that finds its thread in a
  * run already starts none (counted as "overlapping").  Without the cycle
  * model on its own host thread (timing.c does not start it with values
  * on), interrupts arrive while the interrupted thread is still on the CPU.
