@@ -52,7 +52,7 @@ static void usage(FILE *f)
         "  --values-clock cycles|instructions\n"
         "                   what the values period counts (default instructions)\n"
         "  --values-log FILE\n"
-        "                   write every value-sampling record in order (values_log.h)\n"
+        "                   write every value-sampling record in order (docs/machine.md)\n"
         "  --pmu-seed N     seed of the random sampling periods (default 1)\n"
         "  --truth FILE     write each instruction's head-of-queue cycles and samples\n"
         "  --collector DIR  send the samples to the cpod daemon of profile database DIR\n"
