@@ -263,6 +263,10 @@ uint64_t cpod_start_merge(cpod *d, bool new_epoch)
         }
     free(s->tab);
     cpod_profset_init(s);
+    if (d->vlive.nimg && (j->values = malloc(sizeof *j->values))) {
+        *j->values = d->vlive;
+        memset(&d->vlive, 0, sizeof d->vlive);
+    }
     d->journal_bytes = 0;
     hand(d, j);
     return gen;
@@ -332,6 +336,15 @@ void cpod_report(cpod *d, const cpod_job *j, char *out, size_t size)
                      "machines %u attached, %u gone; since start %" PRIu64 " samples, %.3f%% unknown\n",
                      j->samples, j->n, j->epoch, j->seconds, j->unknown, pu, ls, ln, attached,
                      d->machines_gone, d->samples, tu);
+    if (j->values && n > 0 && (size_t)n < size) {
+        size_t lists = 0;
+        for (size_t i = 0; i < j->values->nimg; i++)
+            lists += j->values->img[i].n;
+        n += snprintf(out + n, size - n,
+                      "values %" PRIu64 " records into %zu hot lists of %zu images (%" PRIu64 " unmapped, %" PRIu64
+                      " lost)\n",
+                      j->values->records, lists, j->values->nimg, j->values->unmapped, j->values->lost);
+    }
     for (const cpod_region *r = d->regions; r && n > 0 && (size_t)n < size; r = r->next)
         if (r->timed_out)
             n += snprintf(out + n, size - n, "unanswered: machine %.150s did not answer the flush; "
@@ -776,6 +789,7 @@ void cpod_close(cpod *d)
     }
     cpod_job_free(d->retry);
     cpod_profset_free(&d->live, &d->images);
+    cpod_vset_free(&d->vlive);
     cpod_images_free(&d->images);
     cpod_intern_free();
     free_ignored(true);

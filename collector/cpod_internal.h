@@ -22,6 +22,7 @@
 #include "collector/cpod.h"
 #include "collector/driver.h"
 #include "profdb/profdb.h"
+#include "profdb/values.h"
 
 #define CPOD_PAGE          8192u      /* Alpha's page size */
 #define CPOD_MAX_CLIENTS   256        /* control clients served at once; more get a refusal */
@@ -187,12 +188,13 @@ profdb_entry *cpod_prof_entries(const cpod_prof *p);
  * notices (so a restarted daemon knows every process's maps) and the
  * entry batches (so it can rebuild the samples a killed daemon held),
  * cut into merge generations by markers. */
-enum { CPOD_J_NOTICE = 1, CPOD_J_BATCH = 2, CPOD_J_MARK = 3, CPOD_J_SNAP = 4 };
+enum { CPOD_J_NOTICE = 1, CPOD_J_BATCH = 2, CPOD_J_MARK = 3, CPOD_J_SNAP = 4, CPOD_J_VALUES = 5 };
 
 typedef struct cpod_jrec {
     int type;
     const drv_notice *notice;          /* NOTICE */
     const drv_batch *batch;            /* BATCH */
+    const drv_value_batch *values;     /* VALUES (n 0: where a CPU's stream stands) */
     uint64_t gen;                      /* MARK, SNAP: merge generation */
     uint64_t seq;                      /* SNAP: notices below this seq are in the snapshot */
 } cpod_jrec;
@@ -236,6 +238,7 @@ typedef struct cpod_cpustate {
     uint64_t buf_next;     /* overflow buffers below this seq are journalled */
     uint64_t active_next;  /* ... salvaged part-filled buffers */
     uint64_t table_hash;   /* the last salvaged table chunk */
+    uint64_t values_next;  /* value records below this place are journalled */
 } cpod_cpustate;
 
 typedef struct cpod_region {
@@ -269,6 +272,40 @@ typedef struct cpod_region {
     const cpod_map *lmap;
     uint32_t lpid;
 } cpod_region;
+
+/* ---- value profiles (cpod_values.c) ------------------------------------------
+ * Value records from the regions' value rings go, through the same maps
+ * as the samples, into one hot list per (image, offset, kind); each merge
+ * generation takes the set along and merges it into the images' value
+ * profiles (profdb/values.h) after their PC profiles. */
+typedef struct cpod_vimg {
+    char key[PROFDB_KEY_MAX];
+    profdb_vlist *v;
+    size_t n, cap;
+    bool stored;           /* merged into the database by this job */
+} cpod_vimg;
+
+typedef struct cpod_vslot {
+    uint64_t offset;
+    uint32_t img, list;    /* list + 1; 0: empty */
+    int kind;
+} cpod_vslot;
+
+typedef struct cpod_vset {
+    cpod_vimg *img;
+    size_t nimg, cimg;
+    cpod_vslot *slot;
+    size_t nslot, cslot;
+    uint64_t records, unmapped, lost;   /* taken; in no announced mapping; out of memory */
+} cpod_vset;
+
+void cpod_vset_free(cpod_vset *s);
+/* Merge the set's images not yet stored; false with err at the first that fails. */
+bool cpod_values_store(cpod *d, cpod_vset *s, profdb_error *err);
+
+/* Value records of region r into the live lists (after cpod_region.c has
+ * journalled them). */
+void cpod_values_feed(cpod_region *r, const drv_value *v, size_t n);
 
 /* NULL with *busy set when another consumer holds it (try again later). */
 cpod_region *cpod_region_attach(cpod *d, const char *name, bool *busy, char *msg, size_t msg_size);
@@ -322,6 +359,7 @@ typedef struct cpod_job {
     size_t merged, skipped;    /* profiles written now / found already stored */
     char new_epoch_name[PROFDB_EPOCH_MAX];
     double seconds;
+    cpod_vset *values;     /* the generation's value lists, or NULL */
 } cpod_job;
 
 void cpod_job_free(cpod_job *j);
@@ -368,6 +406,7 @@ struct cpod {
     profdb *db;
     cpod_images images;
     cpod_profset live;
+    cpod_vset vlive;       /* value lists since the last merge */
     cpod_region *regions;
     cpod_client *clients;
 

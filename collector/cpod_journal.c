@@ -96,6 +96,9 @@ bool cpod_jrec_encode(cpod_buf *b, const cpod_jrec *r)
     case CPOD_J_SNAP:
         pay = 16;
         break;
+    case CPOD_J_VALUES:
+        pay = 24 + r->values->n * sizeof(drv_value);
+        break;
     default:
         return false;
     }
@@ -138,6 +141,13 @@ bool cpod_jrec_encode(cpod_buf *b, const cpod_jrec *r)
         put64(q, r->gen);
         put64(q + 8, r->seq);
         break;
+    case CPOD_J_VALUES:
+        put32(q, r->values->cpu);
+        put64(q + 8, r->values->first);
+        put64(q + 16, r->values->n);
+        if (r->values->n)
+            memcpy(q + 24, r->values->v, r->values->n * sizeof(drv_value));
+        break;
     }
     put64(p + len - 8, hash_bytes(b->p + start, len - 8));
     return true;
@@ -145,7 +155,7 @@ bool cpod_jrec_encode(cpod_buf *b, const cpod_jrec *r)
 
 /* Check and decode one record held in rec[0..len); false if damaged. */
 static bool decode(const uint8_t *rec, size_t len, cpod_jrec *r, drv_notice *n, drv_batch *bt,
-                   char *pathbuf, size_t pathsize)
+                   drv_value_batch *vb, char *pathbuf, size_t pathsize)
 {
     if (len < 16 || len % 8 || get64(rec + len - 8) != hash_bytes(rec, len - 8))
         return false;
@@ -200,6 +210,17 @@ static bool decode(const uint8_t *rec, size_t len, cpod_jrec *r, drv_notice *n, 
             return false;
         r->gen = get64(q);
         r->seq = get64(q + 8);
+        return true;
+    case CPOD_J_VALUES:
+        if (pay < 24)
+            return false;
+        vb->cpu = get32(q);
+        vb->first = get64(q + 8);
+        vb->n = get64(q + 16);
+        if (vb->n > (pay - 24) / sizeof(drv_value) || vb->cpu >= DRV_MAX_CPUS)
+            return false;
+        vb->v = (const drv_value *)(q + 24);   /* 8-aligned in the record buffer */
+        r->values = vb;
         return true;
     }
     return false;
@@ -283,7 +304,8 @@ bool cpod_journal_open(cpod_journal *j, const char *path, cpod_jrec_fn fn, void 
             cpod_jrec r;
             drv_notice n;
             drv_batch bt;
-            if (!decode(rec, len, &r, &n, &bt, pathbuf, DRV_MAX_PATH + 1))
+            drv_value_batch vb;
+            if (!decode(rec, len, &r, &n, &bt, &vb, pathbuf, DRV_MAX_PATH + 1))
                 break;
             if (!fn(ctx, &r)) {
                 stop = true;

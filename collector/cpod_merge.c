@@ -42,6 +42,10 @@ void cpod_job_free(cpod_job *j)
         cpod_prof_free(j->pins[i].prof, NULL);
     }
     free(j->pins);
+    if (j->values) {
+        cpod_vset_free(j->values);
+        free(j->values);
+    }
     free(j);
 }
 
@@ -425,6 +429,8 @@ void cpod_merge_run(cpod *d, cpod_job *j)
         if (done < need)
             goto out;
     }
+    if (j->values && !cpod_values_store(d, j->values, &err))
+        goto out;
     if (write_merged(d, j->gen)) {
         char path[CPOD_PATH_MAX + 64];
         state_file(d, "pending", j->gen, path, sizeof path);

@@ -158,6 +158,31 @@ static int on_entries(void *ctx, const drv_batch *b)
     return 0;
 }
 
+/* Value records: like entry batches, journalled, then applied; what a
+ * dead daemon already journalled comes again with the same places in the
+ * CPU's stream and is skipped. */
+static int on_values(void *ctx, const drv_value_batch *b)
+{
+    cpod_region *r = ctx;
+    if (b->cpu >= r->ncpus)
+        return 0;
+    cpod_cpustate *cs = &r->cs[b->cpu];
+    drv_value_batch nb = *b;
+    if (nb.first < cs->values_next) {
+        uint64_t skip = cs->values_next - nb.first;
+        if (skip >= nb.n)
+            return 0;
+        nb.v += skip;
+        nb.n -= skip;
+        nb.first += skip;
+    }
+    cpod_jrec jr = { .type = CPOD_J_VALUES, .values = &nb };
+    journal(r, &jr);
+    cs->values_next = nb.first + nb.n;
+    cpod_values_feed(r, nb.v, nb.n);
+    return 0;
+}
+
 static drvc_sink sink_of(cpod_region *r)
 {
     return (drvc_sink){ on_entries, on_notice, r };
@@ -185,6 +210,12 @@ static bool on_replay(void *ctx, const cpod_jrec *jr)
         if (jr->notice->seq != SYNTHETIC && jr->notice->seq + 1 > r->notice_next)
             r->notice_next = jr->notice->seq + 1;
         return cpod_procs_notice(&r->procs, jr->notice, 0);
+    case CPOD_J_VALUES:
+        if (jr->values->cpu < r->ncpus && jr->values->first + jr->values->n > r->cs[jr->values->cpu].values_next)
+            r->cs[jr->values->cpu].values_next = jr->values->first + jr->values->n;
+        if (r->replay_gen > r->d->covered_gen)
+            cpod_values_feed(r, jr->values->v, jr->values->n);
+        return true;
     case CPOD_J_BATCH:
         seen(r, jr->batch, true);
         /* Generations up to covered_gen are in the database, or in a
@@ -225,6 +256,10 @@ static bool snapshot(cpod_region *r, uint64_t gen, cpod_buf *b)
         drv_batch ba = { .cpu = cpu, .source = DRV_SRC_ACTIVE, .seq = cs->active_next - 1, .n = 0 };
         cpod_jrec j1 = { .type = CPOD_J_BATCH, .batch = &bb }, j2 = { .type = CPOD_J_BATCH, .batch = &ba };
         if ((cs->buf_next && !cpod_jrec_encode(b, &j1)) || (cs->active_next && !cpod_jrec_encode(b, &j2)))
+            return false;
+        drv_value_batch vb = { .cpu = cpu, .first = cs->values_next, .n = 0 };
+        cpod_jrec j3 = { .type = CPOD_J_VALUES, .values = &vb };
+        if (cs->values_next && !cpod_jrec_encode(b, &j3))
             return false;
     }
     return true;
@@ -298,6 +333,7 @@ cpod_region *cpod_region_attach(cpod *d, const char *name, bool *busy, char *msg
         goto fail;
     }
     r->ncpus = drvc_ncpus(r->c);
+    drvc_set_value_sink(r->c, on_values, r);
     r->attached_ms = cpod_now_ms();
     if (!(r->cs = calloc(r->ncpus, sizeof *r->cs))) {
         cpod_msg(msg, msg_size, "%s: out of memory", r->path);

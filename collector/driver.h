@@ -88,6 +88,7 @@ typedef struct drv_params {
     drv_policy policy;
     drv_full_mode full_mode;
     uint32_t max_count;         /* counts saturate here (>= 2); 0: UINT32_MAX */
+    unsigned value_entries;     /* per-CPU value ring, a power of two 16..2^24; 0: none (or the region's) */
 } drv_params;
 
 /* Counters of one CPU, or of all of them added up.  Both sides can read
@@ -109,6 +110,9 @@ typedef struct drv_counters {
     uint64_t salvaged_entries;  /* entries recovered after the producer died */
     uint64_t notices;           /* notices posted (region-wide, in totals only) */
     uint64_t notices_lost;      /* notices refused because the ring was full */
+    uint64_t values_posted;     /* value records put in the value rings */
+    uint64_t values_dropped;    /* value records refused because a ring was full */
+    uint64_t values_taken;      /* value records the consumer has taken */
 } drv_counters;
 
 /* Field names in struct order, for printing (e.g. as JSON keys). */
@@ -241,6 +245,47 @@ int drvc_notices(drvc *c, const drvc_sink *s, drv_error *err);
 
 void drvc_counters(const drvc *c, int cpu, drv_counters *out);
 bool drvc_producer_alive(const drvc *c);
+
+/* ---- value samples (driver_values.c) ------------------------------------------
+ * Value-sampling records travel beside the samples: each CPU has a ring
+ * of fixed records in the region (when it was made with value_entries),
+ * written by the producer alone and read by the consumer alone; nothing
+ * aggregates them.  A full ring drops the record and counts it, so
+ * posted = taken + dropped + what the rings hold. */
+enum { DRV_VALUE_RESULT = 1, DRV_VALUE_ADDRESS = 2, DRV_VALUE_LATENCY = 3, DRV_VALUE_TARGET = 4 };
+#define DRV_MAX_VALUE_KIND DRV_VALUE_TARGET
+#define DRV_MIN_VALUES 16u
+#define DRV_MAX_VALUES (1u << 24)
+
+typedef struct drv_value {
+    uint64_t pc;
+    uint64_t value;           /* LATENCY: cycles */
+    uint32_t pid;
+    uint8_t kind;             /* DRV_VALUE_* */
+    uint8_t level;            /* LATENCY: 0 D-cache, 1 S-cache, 2 B-cache, 3 memory */
+    uint16_t pad;
+    uint64_t run;             /* the value-sampling run it came from */
+} drv_value;
+
+/* Producer: one record from CPU cpu.  DRV_OK, DRV_DROPPED (ring full),
+ * DRV_EINVAL (no rings, cpu, pid or kind out of range). */
+int drv_value_post(drv *d, unsigned cpu, const drv_value *v);
+unsigned drv_value_entries(const drv *d);   /* 0: the region has no value rings */
+
+typedef struct drv_value_batch {
+    unsigned cpu;
+    const drv_value *v;       /* read-only; valid only during the callback */
+    size_t n;
+    uint64_t first;           /* v[0]'s place in the CPU's stream: a batch
+                               * refused or taken by a consumer that died
+                               * before the ring moved on comes again with
+                               * the same numbers */
+} drv_value_batch;
+
+/* Consumer: from now on drvc_collect, drvc_flush and drvc_salvage hand the
+ * value records to fn too, after the notices posted before them.  fn
+ * returning nonzero refuses the batch: it stays in the ring (DRV_ESINK). */
+void drvc_set_value_sink(drvc *c, int (*fn)(void *ctx, const drv_value_batch *b), void *ctx);
 
 /* Check a region header held in memory (len bytes of the file's start,
  * file_size the whole file's size).  DRV_OK or the error, with a message. */

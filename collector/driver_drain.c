@@ -53,8 +53,12 @@ static int take_all(drvc *c, const drvc_sink *s, drv_error *err)
     drv_region *r = &c->r;
     unsigned nfull = 0;
     uint8_t *full = malloc(r->ncpus);
-    if (!full)
+    uint64_t *heads = malloc(r->ncpus * sizeof *heads);
+    if (!full || !heads) {
+        free(full);
+        free(heads);
         return drv_fail(err, DRV_ENOMEM, "%s: out of memory", r->path);
+    }
     for (unsigned cpu = 0; cpu < r->ncpus; cpu++) {
         drv_cpu_shm *cs = drv_cpu_at(r, cpu);
         full[cpu] = 0;
@@ -64,8 +68,12 @@ static int take_all(drvc *c, const drvc_sink *s, drv_error *err)
                 nfull++;
             }
     }
-    int rc = 0;
+    int rc = drv_values_snapshot(r, heads, err);
+    if (rc < 0)
+        goto out;
     if (s->notice && (rc = drv_notice_read(r, s, c->path_buf, err)) < 0)
+        goto out;
+    if ((rc = drv_values_take(c, heads, err)) < 0)
         goto out;
     rc = 0;
     for (unsigned cpu = 0; cpu < r->ncpus && nfull; cpu++) {
@@ -87,6 +95,7 @@ static int take_all(drvc *c, const drvc_sink *s, drv_error *err)
     }
 out:
     free(full);
+    free(heads);
     return rc;
 }
 

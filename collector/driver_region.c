@@ -24,6 +24,7 @@ const char *const drv_counter_names[] = {
     "samples", "hits", "misses", "evictions", "saturations", "overflow_entries",
     "buffers_handed", "full_waits", "dropped", "flushes", "flush_entries",
     "buffers_taken", "entries_taken", "salvaged_entries", "notices", "notices_lost",
+    "values_posted", "values_dropped", "values_taken",
 };
 _Static_assert(sizeof drv_counter_names / sizeof *drv_counter_names == DRV_NCOUNTERS,
                "one name per counter");
@@ -124,25 +125,33 @@ int drv_lock_held(int fd, int which)
 typedef struct layout {
     uint32_t cpu_size;
     uint64_t cpu_offset, notice_offset, total;
+    uint32_t value_ring_size;
+    uint64_t value_offset;
 } layout;
 
 static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 static int pow2(uint64_t x) { return x && !(x & (x - 1)); }
 
-static layout layout_of(uint32_t ncpus, uint32_t table, uint32_t buffer, uint32_t notice)
+static layout layout_of(uint32_t ncpus, uint32_t table, uint32_t buffer, uint32_t notice, uint32_t values)
 {
     layout l;
     l.cpu_size = (uint32_t)round_up(DRV_CPU_HDR + ((uint64_t)table + 2u * buffer) * 16u, DRV_PAGE);
     l.cpu_offset = DRV_HEADER_SIZE;
     l.notice_offset = l.cpu_offset + (uint64_t)ncpus * l.cpu_size;
     l.total = l.notice_offset + notice;
+    /* value rings after the notice ring, so a region without them is laid
+     * out as before they existed */
+    l.value_ring_size = values ? (uint32_t)round_up(DRV_VRING_HDR + (uint64_t)values * sizeof(drv_value), DRV_PAGE) : 0;
+    l.value_offset = values ? l.total : 0;
+    l.total += (uint64_t)ncpus * l.value_ring_size;
     return l;
 }
 
 /* The geometry limits, shared by drv_open's parameter check and the header
  * check; returns the name of the first bad field or NULL. */
-static const char *bad_geometry(uint64_t ncpus, uint64_t table, uint64_t buffer, uint64_t notice)
+static const char *bad_geometry(uint64_t ncpus, uint64_t table, uint64_t buffer, uint64_t notice, uint64_t values)
 {
+    if (values && (!pow2(values) || values < DRV_MIN_VALUES || values > DRV_MAX_VALUES)) return "value_entries";
     if (ncpus < 1 || ncpus > DRV_MAX_CPUS) return "ncpus";
     if (!pow2(table) || table < DRV_WAYS || table > DRV_MAX_TABLE) return "table_entries";
     if (buffer < DRV_MIN_BUFFER || buffer > DRV_MAX_BUFFER) return "buffer_entries";
@@ -167,10 +176,14 @@ int drv_check_header(const void *buf, size_t len, uint64_t file_size, drv_error 
         return drv_fail(err, DRV_ECORRUPT, "header_size %u, ways %u, entry_size %u: expected %u, %u, %zu",
                         h->header_size, h->ways, h->entry_size, DRV_HEADER_SIZE, DRV_WAYS,
                         sizeof(drv_entry));
-    const char *bad = bad_geometry(h->ncpus, h->table_entries, h->buffer_entries, h->notice_bytes);
+    const char *bad = bad_geometry(h->ncpus, h->table_entries, h->buffer_entries, h->notice_bytes, h->value_entries);
     if (bad)
         return drv_fail(err, DRV_ECORRUPT, "header field %s out of range", bad);
-    layout l = layout_of(h->ncpus, h->table_entries, h->buffer_entries, h->notice_bytes);
+    layout l = layout_of(h->ncpus, h->table_entries, h->buffer_entries, h->notice_bytes, h->value_entries);
+    if (h->value_ring_size != l.value_ring_size || h->value_offset != l.value_offset)
+        return drv_fail(err, DRV_ECORRUPT, "value ring offsets do not match their geometry "
+                        "(value_ring_size %u, value_offset %llu)", h->value_ring_size,
+                        (unsigned long long)h->value_offset);
     if (h->cpu_size != l.cpu_size || h->cpu_offset != l.cpu_offset ||
         h->notice_offset != l.notice_offset || h->total_size != l.total)
         return drv_fail(err, DRV_ECORRUPT, "header offsets do not match its geometry "
@@ -209,6 +222,12 @@ int drv_check_cpu_state(const drv_region *r, unsigned cpu, drv_error *err)
     else if (s->fill >= r->buffer_entries) bad = "fill";
     else if (s->rr >= DRV_WAYS) bad = "rr";
     else if (s->flush_busy > 1) bad = "flush_busy";
+    else if (r->value_entries) {
+        drv_vring_shm *v = drv_vring_at(r, cpu);
+        uint64_t head = atomic_load(&v->head), tail = atomic_load(&v->tail);
+        if (head < tail || head - tail > r->value_entries)
+            bad = "value ring head/tail";
+    }
     else if (s->flush_bucket > r->table_entries / DRV_WAYS) bad = "flush_bucket";
     for (unsigned b = 0; !bad && b < 2; b++) {
         uint32_t st = atomic_load_explicit(&s->desc[b].state, memory_order_acquire);
@@ -241,6 +260,12 @@ void drv_read_counters(const drv_region *r, int cpu, drv_counters *out)
         out->buffers_taken += DRV_LOAD(s->buffers_taken);
         out->entries_taken += DRV_LOAD(s->entries_taken);
         out->salvaged_entries += DRV_LOAD(s->salvaged_entries);
+        if (r->value_entries) {
+            drv_vring_shm *v = drv_vring_at(r, i);
+            out->values_posted += DRV_LOAD(v->head);
+            out->values_dropped += DRV_LOAD(v->dropped);
+            out->values_taken += DRV_LOAD(v->taken);
+        }
     }
     out->samples = out->hits + out->misses;
     if (cpu < 0) {
@@ -307,13 +332,14 @@ static int region_map(drv_region *r, int fd, const char *path, int writable, drv
     r->table_entries = r->h->table_entries;
     r->buffer_entries = r->h->buffer_entries;
     r->notice_bytes = r->h->notice_bytes;
+    r->value_entries = r->h->value_entries;
     return DRV_OK;
 }
 
 /* ---- producer: create or attach -------------------------------------------- */
 
 static int create_region(const char *path, uint32_t ncpus, uint32_t table, uint32_t buffer,
-                         uint32_t notice, drv_error *err)
+                         uint32_t notice, uint32_t values, drv_error *err)
 {
     size_t n = strlen(path);
     char *tmp = malloc(n + 8);
@@ -327,7 +353,7 @@ static int create_region(const char *path, uint32_t ncpus, uint32_t table, uint3
         free(tmp);
         return drv_fail(err, DRV_EIO, "%s: cannot create: %s", path, strerror(e));
     }
-    layout l = layout_of(ncpus, table, buffer, notice);
+    layout l = layout_of(ncpus, table, buffer, notice, values);
     int rc = DRV_OK;
     void *m = MAP_FAILED;
     if (ftruncate(fd, (off_t)l.total) != 0 ||
@@ -350,6 +376,9 @@ static int create_region(const char *path, uint32_t ncpus, uint32_t table, uint3
     h->cpu_offset = l.cpu_offset;
     h->notice_offset = l.notice_offset;
     h->total_size = l.total;
+    h->value_entries = values;
+    h->value_ring_size = l.value_ring_size;
+    h->value_offset = l.value_offset;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     h->created_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -379,6 +408,8 @@ static int region_drained(const drv_region *r)
         for (uint32_t i = 0; i < r->table_entries; i++)
             if (t[i].count)
                 return 0;
+        if (r->value_entries && atomic_load(&drv_vring_at(r, c)->head) != atomic_load(&drv_vring_at(r, c)->tail))
+            return 0;
     }
     return 1;
 }
@@ -398,7 +429,7 @@ drv *drv_open(const char *path, const drv_params *p, drv_error *err)
     uint32_t table = p->table_entries ? p->table_entries : DRV_DEF_TABLE;
     uint32_t buffer = p->buffer_entries ? p->buffer_entries : DRV_DEF_BUFFER;
     uint32_t notice = p->notice_bytes ? p->notice_bytes : DRV_DEF_NOTICE;
-    const char *bad = bad_geometry(p->ncpus, table, buffer, notice);
+    const char *bad = bad_geometry(p->ncpus, table, buffer, notice, p->value_entries);
     if (!bad && p->policy != DRV_POLICY_FRONT && p->policy != DRV_POLICY_RR) bad = "policy";
     if (!bad && p->full_mode != DRV_FULL_DROP && p->full_mode != DRV_FULL_STALL) bad = "full_mode";
     if (!bad && p->max_count == 1) bad = "max_count";
@@ -417,7 +448,7 @@ drv *drv_open(const char *path, const drv_params *p, drv_error *err)
     for (int attempt = 0; attempt < 8; attempt++) {
         int fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0 && errno == ENOENT) {
-            rc = create_region(path, p->ncpus, table, buffer, notice, err);
+            rc = create_region(path, p->ncpus, table, buffer, notice, p->value_entries, err);
             if (rc == DRV_OK || rc == DRV_EBUSY)
                 continue;   /* now open it (ours or a racing producer's) */
             goto fail;
@@ -443,7 +474,8 @@ drv *drv_open(const char *path, const drv_params *p, drv_error *err)
         int same = r->ncpus == p->ncpus &&
                    (!p->table_entries || r->table_entries == table) &&
                    (!p->buffer_entries || r->buffer_entries == buffer) &&
-                   (!p->notice_bytes || r->notice_bytes == notice);
+                   (!p->notice_bytes || r->notice_bytes == notice) &&
+                   (!p->value_entries || r->value_entries);   /* rings of any size will do */
         if (!same) {
             if (!region_drained(r)) {
                 rc = drv_fail(err, DRV_EGEOMETRY,

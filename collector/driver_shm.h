@@ -79,8 +79,23 @@ typedef struct drv_shm_header {
     uint8_t pad2[256 - 216];
     /* 256: notice ring, written by the consumer */
     _Atomic uint64_t notice_tail;  /* bytes ever consumed */
-    uint8_t pad3[DRV_HEADER_SIZE - 264];
+    /* 264: value rings (geometry, written once; all 0 in a region without) */
+    uint32_t value_entries;        /* records per CPU ring, a power of two */
+    uint32_t value_ring_size;      /* bytes per CPU ring */
+    uint64_t value_offset;         /* CPU i's ring at value_offset + i * value_ring_size */
+    uint8_t pad3[DRV_HEADER_SIZE - 280];
 } drv_shm_header;
+
+/* A CPU's value ring: this, then value_entries drv_value records. */
+typedef struct drv_vring_shm {
+    _Atomic uint64_t head;         /* records ever written; published with release */
+    _Atomic uint64_t dropped;      /* records refused: ring full */
+    uint8_t pad0[64 - 16];
+    _Atomic uint64_t tail;         /* records ever taken; released after reading */
+    _Atomic uint64_t taken;
+    uint8_t pad1[64 - 16];
+} drv_vring_shm;
+#define DRV_VRING_HDR 128u
 
 typedef struct drv_buf_desc {
     _Atomic uint32_t state;        /* FREE: the producer's; FULL: the consumer's */
@@ -150,6 +165,9 @@ _Static_assert(offsetof(drv_cpu_shm, flush_req) == 128, "cpu line 2");
 _Static_assert(offsetof(drv_cpu_shm, desc) == 192, "cpu line 3");
 _Static_assert(sizeof(drv_cpu_shm) == DRV_CPU_HDR, "cpu header is 4 lines");
 _Static_assert(sizeof(drv_notice_rec) == 56, "notice header");
+_Static_assert(offsetof(drv_shm_header, value_entries) == 264, "value ring geometry");
+_Static_assert(sizeof(drv_vring_shm) == DRV_VRING_HDR, "value ring header is 2 lines");
+_Static_assert(sizeof(drv_value) == 32, "value record is 32 bytes");
 
 /* Single-writer counters: a plain load and store (no locked instruction),
  * atomic only so a concurrent reader sees whole values. */
@@ -168,6 +186,7 @@ typedef struct drv_region {
     drv_shm_header *h;
     unsigned ncpus;
     uint32_t table_entries, buffer_entries, notice_bytes;
+    uint32_t value_entries;        /* 0: no value rings */
 } drv_region;
 
 /* What the sample path reads besides the bucket: one line per CPU, with
@@ -193,6 +212,8 @@ struct drvc {
     int flags;
     int locked;                    /* holds the consumer lock */
     char path_buf[DRV_MAX_PATH + 1];
+    int (*values)(void *ctx, const drv_value_batch *b);   /* drvc_set_value_sink */
+    void *values_ctx;
     drv_entry chunk[DRV_SALVAGE_CHUNK];   /* table entries on their way out */
 };
 
@@ -208,6 +229,21 @@ static inline drv_entry *drv_buf_at(const drv_region *r, unsigned cpu, unsigned 
 {
     return drv_table_at(r, cpu) + r->table_entries + (size_t)b * r->buffer_entries;
 }
+
+static inline drv_vring_shm *drv_vring_at(const drv_region *r, unsigned cpu)
+{
+    return (drv_vring_shm *)(r->map + r->h->value_offset + (uint64_t)cpu * r->h->value_ring_size);
+}
+static inline drv_value *drv_values_at(const drv_region *r, unsigned cpu)
+{
+    return (drv_value *)((uint8_t *)drv_vring_at(r, cpu) + DRV_VRING_HDR);
+}
+
+/* driver_values.c: the consumer's part, from take_all (driver_drain.c):
+ * note how far each ring was written, then (after the notices) hand the
+ * records up to there to the value sink. */
+int drv_values_snapshot(const drv_region *r, uint64_t *heads, drv_error *err);
+int drv_values_take(drvc *c, const uint64_t *heads, drv_error *err);
 
 /* driver_region.c */
 int drv_fail(drv_error *err, int code, const char *fmt, ...)

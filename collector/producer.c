@@ -22,6 +22,7 @@ struct drv_producer {
     unsigned ncpus;
     char region[CPOD_PATH_MAX + 128];
     uint64_t entries, samples, notices;   /* drained (private) */
+    uint64_t values;
     bool drain_failed;
     char drain_msg[600];
 };
@@ -40,6 +41,13 @@ static int count_notice(void *ctx, const drv_notice *n)
     drv_producer *p = ctx;
     (void)n;
     p->notices++;
+    return 0;
+}
+
+static int count_values(void *ctx, const drv_value_batch *b)
+{
+    drv_producer *p = ctx;
+    p->values += b->n;
     return 0;
 }
 
@@ -84,7 +92,7 @@ static int reserve(const char *path, char *err, size_t errsz)
 /* A region nobody else can see: created in a fresh directory, opened by
  * both sides, then unlinked, so it vanishes with the process however the
  * process ends. */
-static int open_private(drv_producer *p, drv_policy policy, char *err, size_t errsz)
+static int open_private(drv_producer *p, drv_policy policy, unsigned values, char *err, size_t errsz)
 {
     const char *tmp = getenv("TMPDIR");
     const char *dirs[] = { "/dev/shm", tmp && *tmp ? tmp : "/tmp", "/tmp" };
@@ -99,7 +107,8 @@ static int open_private(drv_producer *p, drv_policy policy, char *err, size_t er
             continue;
         }
         snprintf(path, sizeof path, "%s/region", dir);
-        drv_params dp = { .ncpus = p->ncpus, .policy = policy, .full_mode = DRV_FULL_STALL };
+        drv_params dp = { .ncpus = p->ncpus, .policy = policy, .full_mode = DRV_FULL_STALL,
+                          .value_entries = values };
         drv_error e;
         p->d = drv_open(path, &dp, &e);
         if (!p->d)
@@ -108,8 +117,10 @@ static int open_private(drv_producer *p, drv_policy policy, char *err, size_t er
             snprintf(err, errsz, "%s", e.msg);
         unlink(path);
         rmdir(dir);
-        if (p->c)
+        if (p->c) {
+            drvc_set_value_sink(p->c, count_values, p);
             return 0;
+        }
         drv_close(p->d);
         p->d = NULL;
     }
@@ -118,7 +129,8 @@ static int open_private(drv_producer *p, drv_policy policy, char *err, size_t er
 
 static int open_path(drv_producer *p, const drv_producer_options *o, char *err, size_t errsz)
 {
-    drv_params dp = { .ncpus = p->ncpus, .policy = o->policy, .full_mode = DRV_FULL_DROP };
+    drv_params dp = { .ncpus = p->ncpus, .policy = o->policy, .full_mode = DRV_FULL_DROP,
+                      .value_entries = o->value_entries };
     drv_error e;
     if (!(p->d = drv_open(o->path, &dp, &e))) {
         snprintf(err, errsz, "--driver %s", e.msg);
@@ -131,7 +143,8 @@ static int open_path(drv_producer *p, const drv_producer_options *o, char *err, 
 static int open_cpod(drv_producer *p, const drv_producer_options *o, char *err, size_t errsz)
 {
     cpod_machine cm = { .ncpus = p->ncpus, .events = o->events, .nevents = o->nevents,
-                        .name = o->name, .drv = { .policy = o->policy, .full_mode = DRV_FULL_DROP } };
+                        .name = o->name, .drv = { .policy = o->policy, .full_mode = DRV_FULL_DROP,
+                                                  .value_entries = o->value_entries } };
     drv_error e;
     if (!(p->d = cpod_attach(o->db_dir, &cm, p->region, sizeof p->region, &e))) {
         snprintf(err, errsz, "--collector %s: %s", o->db_dir, e.msg);
@@ -156,7 +169,7 @@ drv_producer *drv_producer_open(const drv_producer_options *o, char *err, size_t
     p->ncpus = o->ncpus;
     int rc = o->mode == DRV_PROD_CPOD   ? open_cpod(p, o, err, errsz)
              : o->mode == DRV_PROD_PATH ? open_path(p, o, err, errsz)
-                                        : open_private(p, o->policy, err, errsz);
+                                        : open_private(p, o->policy, o->value_entries, err, errsz);
     if (rc) {
         drv_producer_close(p);
         return NULL;
@@ -185,6 +198,21 @@ int drv_producer_sample(drv_producer *p, unsigned cpu, uint32_t pid, uint64_t pc
         rc = drv_sample(p->d, cpu, pid, pc, event);
     }
     return rc;
+}
+
+int drv_producer_value(drv_producer *p, unsigned cpu, const drv_value *v)
+{
+    int rc = drv_value_post(p->d, cpu, v);
+    if (rc == DRV_DROPPED && p->c && !p->drain_failed) {   /* private: stall, never drop */
+        drain(p);
+        rc = drv_value_post(p->d, cpu, v);
+    }
+    return rc;
+}
+
+uint64_t drv_producer_drained_values(const drv_producer *p)
+{
+    return p->values;
 }
 
 void drv_producer_poll(drv_producer *p, unsigned cpu)

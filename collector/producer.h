@@ -36,6 +36,7 @@ typedef struct drv_producer_options {
     const cpod_event *events;      /* CPOD: the events, for the daemon */
     size_t nevents;
     const char *name;              /* CPOD: the source, for the daemon's log */
+    unsigned value_entries;        /* value rings of this many records per CPU; 0: none */
 } drv_producer_options;
 
 typedef struct drv_producer drv_producer;
@@ -58,6 +59,12 @@ int drv_producer_finish(drv_producer *p, char *err, size_t errsz);
 /* What a private region's consumer took. */
 void drv_producer_drained(const drv_producer *p, uint64_t *entries, uint64_t *samples,
                           uint64_t *notices);
+/* A value-sampling record: DRV_OK, DRV_DROPPED (ring full; a private
+ * region is drained first), or DRV_EINVAL.  What a private region's
+ * consumer took of them. */
+int drv_producer_value(drv_producer *p, unsigned cpu, const drv_value *v);
+uint64_t drv_producer_drained_values(const drv_producer *p);
+
 /* Detach: what a cpod or path region holds stays there for its consumer. */
 void drv_producer_close(drv_producer *p);
 

@@ -305,6 +305,15 @@ struct thread {
     void *xedge;
     uint64_t xto;
 
+    /* value sampling (values.c): the run this thread is in */
+    uint32_t vleft;      /* instructions still to record, 0: no run */
+    uint32_t vindex;     /* recorded so far */
+    uint32_t vskip;      /* instructions to pass over before recording */
+    bool vswitch;        /* the executor left to change between timed and values */
+    uint64_t vrun, vipc; /* the run's number and the interrupted pc */
+    uint64_t *vres;      /* values executor: each instruction's integer then FP
+                          * destination after it ran (2 x BLOCK_MAX), or NULL */
+
     /* the last synchronous fault, for the message if it kills */
     uint64_t fault_pc, fault_addr;
     uint32_t fault_word;
@@ -417,6 +426,7 @@ struct axp_machine {
     void (*stats_extra)(void *ctx, FILE *f);
     void *stats_extra_ctx;
     struct timing *tm;      /* cycle model and PMU (timing.c), NULL when off */
+    struct values *vs;      /* value sampling (values.c), NULL when off */
     struct tthread *tt;     /* the model's own host thread (timing_thread.c), or NULL: inline */
     bool want_costs;        /* the retire hook gets each instruction's cost (costs.c) */
     struct costs *costs;    /* per CPU, with want_costs */
@@ -476,6 +486,17 @@ int costs_start(machine *m);
 void costs_block(machine *m, int cpuno, uint64_t pc, uint32_t n);
 const axp_cost *costs_of(machine *m, int cpuno, uint32_t i);
 void costs_free(machine *m);
+/* Value sampling (values.c).  values_interrupt starts a run in the
+ * thread on CPU cpuno; the values executor (exec.c) then hands each block
+ * it retires, with the registers it wrote (t->vres), to values_record.
+ * timing_start calls values_start when the PMU has the values event. */
+int values_start(machine *m, char *err, size_t errsz);
+void values_interrupt(void *ctx, int cpuno, uint64_t pc);
+struct cycles_load *values_log(machine *m, int cpuno);   /* CYCLES_BLOCK_MAX loads */
+void values_record(thread *t, const block *b, uint32_t n, uint64_t next_pc, const struct cycles_load *log,
+                   uint32_t nlog);
+void values_write_stats(machine *m, FILE *f);
+void values_free(machine *m);
 
 /* The model on its own host thread (timing_thread.c): started by
  * timing_start when the host has a second CPU (AXP_MODEL_THREAD=0: never),

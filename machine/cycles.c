@@ -186,8 +186,11 @@ static uint32_t fill_latency(cycles_core *c, uint64_t addr, uint64_t cycle, uint
     bool hit;
     uint64_t sl = addr >> c->sc.line_shift;
     ccache_access(&c->sc, sl, c->akey | sl, &hit);
-    if (hit)
+    if (hit) {
+        c->fill_level = CLVL_SCACHE;
         return c->p.scache.latency;
+    }
+    c->fill_level = CLVL_MEMORY;
     c->st.scache_misses++;
     event(c, CEV_SMISS, cycle, pc);
     /* Beyond the chip, lines queue for the B-cache port or the memory bus:
@@ -197,6 +200,7 @@ static uint32_t fill_latency(cycles_core *c, uint64_t addr, uint64_t cycle, uint
         uint64_t bl = addr >> c->bc.line_shift;
         ccache_access(&c->bc, bl, c->akey | bl, &hit);
         if (hit) {
+            c->fill_level = CLVL_BCACHE;
             lat = c->p.bcache.latency;
             busy = c->p.bcache_fill_busy;
         } else {
@@ -325,6 +329,7 @@ static __attribute__((noinline)) uint64_t load_ready(cycles_core *c, uint64_t pc
         c->dc.ready[way] = r;
         *rc = ST_DCACHE;
     }
+    c->load_level = hit ? CLVL_DCACHE : c->fill_level;
     return r;
 }
 
@@ -499,10 +504,14 @@ static inline __attribute__((always_inline)) void step(cycles_core *c, const cyc
     uint64_t r = issue + o->lat;
     int rc = ST_DEPENDENCY;
     if (fl & F_LOAD) {
-        if (likely(dline_recent(c, ea, r)))      /* (the common case inline) */
+        if (likely(dline_recent(c, ea, r))) {    /* (the common case inline) */
             c->st.loads++;
-        else
+            c->load_level = CLVL_DCACHE;
+        } else {
             r = load_ready(c, pc, ea, issue, r, &rc);
+        }
+        if (unlikely(c->noting))
+            load_note(c, pc, r - issue);
     }
     put_result(c, d, r, fl & F_FAST ? issue : r, rc);
     if (fl & (F_STORE | F_CTRL | F_UNIT))
@@ -513,6 +522,8 @@ void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t 
 {
     cycles_insn in;
     cycles_decode(w, id, &in);
+    if (unlikely(c->charge))
+        charge_now(c);
     uint16_t f;
     unsigned fb = cycles_front_block(c->front, &in, pc, 1, &ea, &f) ? f & FB_BITS : 0;
     step(c, &in, pc, ea, next_pc, fb);
@@ -524,6 +535,8 @@ void cycles_back_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint
 {
     if (!n)
         return;
+    if (unlikely(c->charge))
+        charge_now(c);
     c->st.instructions += n;
     if (!c->schedules)
         ts = NULL;

@@ -169,6 +169,29 @@ void cycles_set_schedules(cycles_core *c, bool on);
  * (the machine uses the process id). */
 void cycles_set_asn(cycles_core *c, uint32_t asn);
 
+/* Value sampling: with a log set, every load the model retires notes its
+ * latency (issue to data ready, as the model timed it) and the level of
+ * the hierarchy that answered, in retirement order, at most
+ * CYCLES_BLOCK_MAX of them; cycles_loads_take returns how many since the
+ * last take.  Blocks fed while a log is set must come without static
+ * schedules (ts NULL), which give the same cycles but skip loads that
+ * hit.  cycles_charge adds n cycles the core spends elsewhere (the
+ * interrupt handler's interpreter): they delay the next block fed,
+ * as a stall of cause ST_SYSCALL. */
+enum { CLVL_DCACHE, CLVL_SCACHE, CLVL_BCACHE, CLVL_MEMORY, CLVL_COUNT };
+typedef struct cycles_load {
+    uint64_t pc;
+    uint32_t latency;
+    uint8_t level;          /* CLVL_* */
+} cycles_load;
+void cycles_loads_log(cycles_core *c, cycles_load *log);
+/* Every load the model times, to fn as well (the truth of --truth); the
+ * same caveat about static schedules holds. */
+void cycles_set_load_hook(cycles_core *c, void (*fn)(void *ctx, uint64_t pc, uint32_t latency, int level),
+                          void *ctx);
+uint32_t cycles_loads_take(cycles_core *c);
+void cycles_charge(cycles_core *c, uint64_t n);
+
 /* The cycle in which the last instruction issued. */
 uint64_t cycles_now(const cycles_core *c);
 const cycles_stats *cycles_get_stats(cycles_core *c);

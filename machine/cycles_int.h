@@ -112,7 +112,21 @@ struct cycles_core {
     uint8_t gsize[GROUP_STATES];                 /* ev5_groups.size: instructions in it */
 
     cycles_stats st;
+
+    /* value sampling (cycles_loads.c): where loads' latencies go while a
+     * run is recorded (NULL: nowhere), and cycles owed to the interpreter */
+    cycles_load *loadlog;
+    uint32_t nloadlog;
+    bool noting;                /* loadlog or load_fn set */
+    void (*load_fn)(void *ctx, uint64_t pc, uint32_t latency, int level);
+    void *load_ctx;
+    uint8_t fill_level, load_level;
+    uint64_t charge;
 };
+
+/* Value sampling's share of the model (cycles_loads.c). */
+void load_note(cycles_core *c, uint64_t pc, uint64_t latency);
+void charge_now(cycles_core *c);
 
 static inline void event(cycles_core *c, int ev, uint64_t cycle, uint64_t pc)
 {

@@ -1,12 +1,14 @@
 /*
  * machine/exec.c: the block executors.
  *
- * exec_body.h is compiled twice: once as the functional executor, once as
- * the timed one that reports every retired instruction to a hook (the EV5
- * timing model and the PMU attach there).  The functional one therefore
- * carries no per-instruction test for it.  Both dispatch through a table of
- * label addresses indexed by the handler translate.c chose for each
- * instruction from its alpha/ table row.
+ * exec_body.h is compiled three times: as the functional executor, as the
+ * timed one that reports every retired instruction to a hook (the EV5
+ * timing model and the PMU attach there), and as the values executor, the
+ * timed one that also keeps what each instruction wrote, for the length of
+ * a value-sampling run (values.c).  The functional one therefore carries
+ * no per-instruction test for any of it, nor the timed one for values.
+ * All dispatch through a table of label addresses indexed by the handler
+ * translate.c chose for each instruction from its alpha/ table row.
  */
 #include <setjmp.h>
 #include <string.h>
@@ -173,6 +175,27 @@ static inline void retire_block(thread *t, const block *b, uint32_t n, uint64_t 
         retire_hook(t, b, n, next_pc);
 }
 
+/* The values executor's retire_block: the model without static
+ * schedules, so that every load is timed by itself and its latency
+ * noted, then the retire hook, then the run's records. */
+static void retire_block_values(thread *t, const block *b, uint32_t n, uint64_t next_pc)
+{
+    machine *m = t->m;
+    cycles_core *core = m->curcpu->core;
+    cycles_load *log = values_log(m, m->curcpu->id);
+    uint32_t nlog = 0;
+    if (core && b->ti && n) {
+        cycles_loads_log(core, log);
+        cycles_block(core, b->ti, b->pc, n, t->ea, next_pc, NULL);
+        nlog = cycles_loads_take(core);
+        cycles_loads_log(core, NULL);
+    }
+    if (unlikely(m->hook))
+        retire_hook(t, b, n, next_pc);
+    if (t->vleft)
+        values_record(t, b, n, next_pc, log, nlog);
+}
+
 _Noreturn void guest_fault(thread *t, block *b, const dinsn *d, int sig,
                            int code, uint64_t addr, bool after)
 {
@@ -220,18 +243,43 @@ static void block_enter_slow(thread *t, block *b)
 #define EXEC_NAME exec_functional
 #define EXEC_INNER run_functional
 #define EXEC_TIMED 0
+#define EXEC_VALUES 0
 #include "machine/exec_body.h"
 #undef EXEC_NAME
 #undef EXEC_INNER
 #undef EXEC_TIMED
 
-#define EXEC_NAME exec_timed
+static uint64_t timed_part(thread *t, int64_t budget);
+#define EXEC_NAME timed_part
 #define EXEC_INNER run_timed
 #define EXEC_TIMED 1
 #include "machine/exec_body.h"
 #undef EXEC_NAME
 #undef EXEC_INNER
+#undef EXEC_VALUES
+
+/* The same, recording a value-sampling run (values.c). */
+static uint64_t values_part(thread *t, int64_t budget);
+#define EXEC_NAME values_part
+#define EXEC_INNER run_values
+#define EXEC_VALUES 1
+#include "machine/exec_body.h"
+#undef EXEC_NAME
+#undef EXEC_INNER
 #undef EXEC_TIMED
+#undef EXEC_VALUES
+
+/* The timed executor, which hands over to the values executor for the
+ * length of a run and takes over again after it. */
+uint64_t exec_timed(thread *t, int64_t budget)
+{
+    uint64_t n = 0;
+    do {
+        t->vswitch = false;
+        n += t->vleft ? values_part(t, budget - (int64_t)n) : timed_part(t, budget - (int64_t)n);
+    } while (t->vswitch && (int64_t)n < budget);
+    return n;
+}
 
 void exec_init(void)
 {

@@ -53,21 +53,30 @@ static void EXEC_INNER(thread *t, int64_t budget)
 #endif
 
 #define PCOF(dd) (b->pc + ((uint64_t)((dd) - b->ins) << 2))
-#if EXEC_TIMED
+#if EXEC_VALUES
+/* In a value-sampling run each instruction also leaves what it wrote in
+ * vres[] (integer, then FP), the last one at the block's end. */
+    uint64_t *const vres = t->vres;
+#define BLOCK_RETIRED(np) (KEEP(d), retire_block_values(t, b, b->n, (np)))
+#define MEMEA(ea) (eas[d - b->ins] = (ea))
+#define KEEP(dd) (vres[(dd) - b->ins] = R[(dd)->c], vres[BLOCK_MAX + ((dd) - b->ins)] = F[(dd)->c])
+#elif EXEC_TIMED
 /* Loads and stores note their addresses in eas[]; at its end the whole
  * block goes to the cycle model and the retire hook (retire_block). */
 #define BLOCK_RETIRED(np) retire_block(t, b, b->n, (np))
 #define MEMEA(ea) (eas[d - b->ins] = (ea))
+#define KEEP(dd) ((void)0)
 #else
 #define BLOCK_RETIRED(np) ((void)0)
 #define MEMEA(ea) ((void)0)
+#define KEEP(dd) ((void)0)
 #endif
 #if EXEC_TIMED
 #define DISPATCH() goto *(&&L_NOP + OFF[d->h])
 #else
 #define DISPATCH() goto *(&&L_NOP + d->off)
 #endif
-#define NEXT do { d++; DISPATCH(); } while (0)
+#define NEXT do { KEEP(d); d++; DISPATCH(); } while (0)
 #define TLBE(ea) (&tlb[((ea) >> PG_SHIFT) & (TLB_N - 1)])
 #define LOAD(fn, sz, eax) ({                                                  \
         uint64_t ea_ = (eax);                                                 \
@@ -93,6 +102,13 @@ reload:
     b = code_get(t, t->pc);
 enter:
     if (unlikely(budget <= 0)) {
+        t->pc = b->pc;
+        goto leave;
+    }
+    /* a values interrupt started a run, or the run is over: the other
+     * executor goes on (exec.c) */
+    if (unlikely(EXEC_VALUES ? !t->vleft : t->vleft != 0) && EXEC_TIMED) {
+        t->vswitch = true;
         t->pc = b->pc;
         goto leave;
     }
@@ -421,6 +437,7 @@ leave:
 #undef DISPATCH
 #undef BLOCK_RETIRED
 #undef MEMEA
+#undef KEEP
 #undef PCOF
 #undef TLBE
 #undef LOAD

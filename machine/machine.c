@@ -197,9 +197,11 @@ void axp_free(axp_machine *m)
     if (!m)
         return;
     timing_free(m);
+    values_free(m);
     for (thread *t = m->threads, *nx; t; t = nx) {
         nx = t->all_next;
         free(t->wdata);
+        free(t->vres);
         free(t);
     }
     for (proc *p = m->procs, *nx; p; p = nx) {

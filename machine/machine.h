@@ -134,6 +134,57 @@ int axp_set_timing(axp_machine *m, const char *const *assign, size_t n, char *er
  * on.  seed chooses the random sampling periods. */
 int axp_set_pmu(axp_machine *m, const char *spec, uint64_t seed, char *err, size_t errsz);
 
+/* Value sampling (docs/machine.md "Value sampling"): with "values" among
+ * the --pmu events, each of its interrupts records the next `length`
+ * instructions the interrupted thread executes (1 to AXP_VALUES_MAX,
+ * default AXP_VALUES_DEFAULT), one axp_value each, and charges the CPU
+ * AXP_VALUES_ENTRY_CYCLES plus AXP_VALUES_INSN_CYCLES per instruction
+ * recorded, the interpreter's cost.  -1 with a message when length is
+ * out of range. */
+#define AXP_VALUES_DEFAULT 16
+#define AXP_VALUES_MAX 4096
+#define AXP_VALUES_ENTRY_CYCLES 400
+#define AXP_VALUES_INSN_CYCLES 40
+int axp_set_values_length(axp_machine *m, uint64_t length, char *err, size_t errsz);
+/* Before recording, a run passes over a number of instructions drawn
+ * uniformly from [0, skip) (default AXP_VALUES_SKIP_DEFAULT, 0 or 1: none),
+ * at the same cost per instruction: interrupts fall more often after
+ * slow instructions, and without the skip so would the runs. */
+#define AXP_VALUES_SKIP_DEFAULT 256
+int axp_set_values_skip(axp_machine *m, uint64_t skip, char *err, size_t errsz);
+
+enum {
+    AXP_V_RESULT = 1,       /* result: the register it wrote */
+    AXP_V_EA = 2,           /* ea: a load's or store's effective address */
+    AXP_V_LATENCY = 4,      /* latency, level: a load's, as the cycle model timed it */
+    AXP_V_TARGET = 8,       /* target: where a JMP, JSR, RET or JSR_COROUTINE went */
+    AXP_V_BRANCH = 16       /* taken: a conditional branch's direction */
+};
+enum { AXP_LVL_DCACHE, AXP_LVL_SCACHE, AXP_LVL_BCACHE, AXP_LVL_MEMORY };
+typedef struct axp_value {
+    int cpu, pid, tid;
+    uint64_t run;           /* runs are numbered from 1, machine-wide */
+    uint32_t index;         /* the instruction's place in its run, from 0 */
+    uint64_t ipc;           /* the interrupted instruction, where the run's sample fell */
+    uint64_t pc;
+    uint32_t word;
+    uint16_t id;            /* alpha_optable row, 0xffff: unknown */
+    uint16_t has;           /* AXP_V_* */
+    uint64_t result, ea, target;
+    uint32_t latency;       /* cycles from issue to data */
+    uint8_t level;          /* AXP_LVL_*: who answered the load */
+    bool taken;
+} axp_value;
+typedef void (*axp_value_hook)(void *ctx, const axp_value *v);
+void axp_set_value_hook(axp_machine *m, axp_value_hook fn, void *ctx);
+/* What the values event's period counts: instructions issued (the
+ * default: runs then start uniformly over the instructions executed) or
+ * cycles, as DCPI's interrupts did (runs then favour what follows slow
+ * code; docs/machine.md "Value sampling").  -1 when out of memory. */
+int axp_set_values_clock(axp_machine *m, bool instructions);
+/* Was "values" among the --pmu events? */
+bool axp_pmu_values(const axp_machine *m);
+
 /* One PMU interrupt: the sample's CPU, process, PC and event number. */
 typedef void (*axp_sample_hook)(void *ctx, int cpu, int pid, uint64_t pc, unsigned event);
 void axp_set_sample_hook(axp_machine *m, axp_sample_hook fn, void *ctx);

@@ -38,9 +38,10 @@ bool pmu_parse(const char *spec, pmu_config *out, char *err, size_t errsize)
         const char *colon = memchr(s, ':', len);
         size_t nlen = colon ? (size_t)(colon - s) : len;
         int ev = pmu_event_by_name(s, nlen);
-        if (ev < 0) {
+        bool values = nlen == 6 && !strncmp(s, "values", 6);
+        if (ev < 0 && !values) {
             snprintf(err, errsize, "--pmu: unknown event '%.*s' (events: cycles, imiss, dmiss, "
-                     "branchmp, dtbmiss, itbmiss, jsrmp, smiss, issues)", (int)nlen, s);
+                     "branchmp, dtbmiss, itbmiss, jsrmp, smiss, issues, values)", (int)nlen, s);
             return false;
         }
         for (int i = 0; i < out->n; i++)
@@ -48,6 +49,10 @@ bool pmu_parse(const char *spec, pmu_config *out, char *err, size_t errsize)
                 snprintf(err, errsize, "--pmu: event '%s' given twice", names[ev]);
                 return false;
             }
+        if (values && out->values) {
+            snprintf(err, errsize, "--pmu: event 'values' given twice");
+            return false;
+        }
         uint32_t lo, hi;
         if (colon) {
             char num[32];
@@ -67,17 +72,23 @@ bool pmu_parse(const char *spec, pmu_config *out, char *err, size_t errsize)
             }
             lo = (uint32_t)(p - p / 32);
             hi = (uint32_t)(p + p / 32);
-        } else if (ev == CEV_CYCLES) {
+        } else if (ev == CEV_CYCLES || values) {
             lo = 60000;     /* DCPI's randomised cycle period */
             hi = 64000;
         } else {
             lo = 4096 - 128;
             hi = 4096 + 128;
         }
-        out->ev[out->n] = ev;
-        out->lo[ev] = lo;
-        out->hi[ev] = hi;
-        out->n++;
+        if (values) {
+            out->values = true;
+            out->vlo = lo;
+            out->vhi = hi;
+        } else {
+            out->ev[out->n] = ev;
+            out->lo[ev] = lo;
+            out->hi[ev] = hi;
+            out->n++;
+        }
         if (!end)
             break;
         s = end + 1;
@@ -86,7 +97,7 @@ bool pmu_parse(const char *spec, pmu_config *out, char *err, size_t errsize)
             return false;
         }
     }
-    if (!out->n) {
+    if (!out->n && !out->values) {
         snprintf(err, errsize, "--pmu: no events given");
         return false;
     }
@@ -115,20 +126,29 @@ struct pmu {
     int64_t left[CEV_COUNT];        /* events until the counter overflows */
     uint32_t period[CEV_COUNT];     /* the period being counted */
 
+    pmu_values_sink vsink;
+    uint64_t vrng;
+    uint64_t val_ovf;               /* cycle of the next values interrupt, ~0: none */
+    int64_t vcount;                 /* values_insns: instructions until it overflows */
+
     struct { uint64_t at; int ev; } pend[MAXPEND];
     int npend;
     pmu_stats st;
 };
 
-static uint32_t draw(pmu *u, int ev)
+static uint32_t between(uint64_t *rng, uint32_t lo, uint32_t hi)
 {
     /* xorshift64*: small, fast and the same everywhere */
-    u->rng ^= u->rng >> 12;
-    u->rng ^= u->rng << 25;
-    u->rng ^= u->rng >> 27;
-    uint64_t r = u->rng * 0x2545f4914f6cdd1dULL;
-    uint32_t lo = u->cfg.lo[ev], hi = u->cfg.hi[ev];
+    *rng ^= *rng >> 12;
+    *rng ^= *rng << 25;
+    *rng ^= *rng >> 27;
+    uint64_t r = *rng * 0x2545f4914f6cdd1dULL;
     return lo + (uint32_t)((r >> 32) % ((uint64_t)hi - lo + 1));
+}
+
+static uint32_t draw(pmu *u, int ev)
+{
+    return between(&u->rng, u->cfg.lo[ev], u->cfg.hi[ev]);
 }
 
 static void rewake(pmu *u)
@@ -136,6 +156,8 @@ static void rewake(pmu *u)
     uint64_t w = ~0ULL;
     if (u->cycles_on)
         w = u->cyc_ovf + u->cfg.skid;
+    if (u->val_ovf + u->cfg.skid < w)
+        w = u->val_ovf + u->cfg.skid;
     for (int i = 0; i < u->npend; i++)
         if (u->pend[i].at < w)
             w = u->pend[i].at;
@@ -149,7 +171,8 @@ static void set_active(pmu *u)
     u->active = u->cycles_on ? 1u << CEV_CYCLES : 0;
     for (int i = 0; i < u->slots && i < u->nother; i++)
         u->active |= 1u << u->other[(u->first + i) % u->nother];
-    cycles_set_event_mask(u->core, u->active & ~(1u << CEV_CYCLES));
+    cycles_set_event_mask(u->core, (u->active & ~(1u << CEV_CYCLES)) |
+                                   (u->cfg.values && u->cfg.values_insns ? 1u << CEV_ISSUES : 0));
 }
 
 static void account(pmu *u, uint64_t now)
@@ -162,6 +185,12 @@ static void account(pmu *u, uint64_t now)
 
 static void deliver(pmu *u, uint64_t pc, int ev)
 {
+    if (ev < 0) {           /* a values interrupt counted in instructions */
+        u->st.values++;
+        if (u->vsink)
+            u->vsink(u->ctx, u->cpu, pc);
+        return;
+    }
     u->st.samples[ev]++;
     u->sink(u->ctx, u->cpu, pc, ev);
 }
@@ -178,6 +207,12 @@ static void advance(void *ctx, uint64_t from, uint64_t to, uint64_t pc)
         deliver(u, pc, CEV_CYCLES);
         u->cyc_period = draw(u, CEV_CYCLES);
         u->cyc_ovf += u->cyc_period;
+    }
+    while (u->val_ovf + u->cfg.skid <= to) {
+        u->st.values++;
+        if (u->vsink)
+            u->vsink(u->ctx, u->cpu, pc);
+        u->val_ovf += between(&u->vrng, u->cfg.vlo, u->cfg.vhi);
     }
     for (int i = 0; i < u->npend;) {
         if (u->pend[i].at <= to) {
@@ -196,9 +231,24 @@ static void advance(void *ctx, uint64_t from, uint64_t to, uint64_t pc)
     rewake(u);
 }
 
+static void pend(pmu *u, uint64_t at, int ev)
+{
+    u->pend[u->npend].at = at;
+    u->pend[u->npend].ev = ev;
+    u->npend++;
+    rewake(u);
+}
+
 static void event(void *ctx, int ev, uint64_t cycle, uint64_t pc)
 {
     pmu *u = ctx;
+    if (ev == CEV_ISSUES && u->cfg.values_insns && u->cfg.values && --u->vcount <= 0) {
+        u->vcount = between(&u->vrng, u->cfg.vlo, u->cfg.vhi);
+        if (u->npend < MAXPEND)
+            pend(u, cycle + u->cfg.skid, -1);
+        else
+            deliver(u, pc, -1);
+    }
     if (!(u->active & (1u << ev)) || --u->left[ev] > 0)
         return;
     u->st.overflows[ev]++;
@@ -213,10 +263,7 @@ static void event(void *ctx, int ev, uint64_t cycle, uint64_t pc)
         deliver(u, pc, ev);
         return;
     }
-    u->pend[u->npend].at = cycle + u->cfg.skid;
-    u->pend[u->npend].ev = ev;
-    u->npend++;
-    rewake(u);
+    pend(u, cycle + u->cfg.skid, ev);
 }
 
 pmu *pmu_new(const pmu_config *cfg, int cpu, cycles_core *core, pmu_sink sink, void *ctx)
@@ -241,6 +288,16 @@ pmu *pmu_new(const pmu_config *cfg, int cpu, cycles_core *core, pmu_sink sink, v
     }
     u->slots = PMU_COUNTERS - (u->cycles_on ? 1 : 0);
     uint64_t now = cycles_now(core);
+    u->val_ovf = ~0ULL - cfg->skid;     /* never, unless values was asked for */
+    if (cfg->values) {
+        u->vrng = (cfg->seed + 7) * 0xd1b54a32d192ed03ULL ^ ((uint64_t)cpu + 1) * 0x94d049bb133111ebULL;
+        if (!u->vrng)
+            u->vrng = 1;
+        if (cfg->values_insns)
+            u->vcount = between(&u->vrng, cfg->vlo, cfg->vhi);
+        else
+            u->val_ovf = now + between(&u->vrng, cfg->vlo, cfg->vhi);
+    }
     if (u->cycles_on) {
         u->cyc_period = draw(u, CEV_CYCLES);
         u->cyc_ovf = now + u->cyc_period;
@@ -257,6 +314,11 @@ pmu *pmu_new(const pmu_config *cfg, int cpu, cycles_core *core, pmu_sink sink, v
     set_active(u);
     rewake(u);
     return u;
+}
+
+void pmu_set_values_sink(pmu *u, pmu_values_sink vsink)
+{
+    u->vsink = vsink;
 }
 
 void pmu_free(pmu *u)

@@ -28,9 +28,12 @@ typedef struct pmu_config {
     uint64_t seed;
     uint32_t mux_cycles;
     uint32_t skid;
+    bool values;                   /* "values": interrupts that start value-sampling runs */
+    uint32_t vlo, vhi;             /* their period, uniform in [vlo, vhi] */
+    bool values_insns;             /* ... counted in instructions issued, not cycles */
 } pmu_config;
 
-/* Parse "cycles,imiss:4096,..." (names as pmu_event_name; a period P gives
+/* Parse "cycles,imiss:4096,values,..." (names as pmu_event_name; a period P gives
  * periods uniform in [P - P/32, P + P/32]; no period: cycles [60000, 64000],
  * others around 4096).  false with a message naming the bad item. */
 bool pmu_parse(const char *spec, pmu_config *out, char *err, size_t errsize);
@@ -40,11 +43,20 @@ int pmu_event_by_name(const char *name, size_t len);   /* -1 if unknown */
 
 typedef void (*pmu_sink)(void *ctx, int cpu, uint64_t pc, int ev);
 
+/* The values event is not a counter of the model's: it is a second cycle
+ * clock with its own period and its own random stream (so the cycle
+ * counter's periods are the same with or without it), whose interrupts
+ * go to vsink with the instruction at the head of the issue queue.  With
+ * values_insns it counts instructions issued instead, and interrupts
+ * pmu_skid cycles after the one that overflowed it. */
+typedef void (*pmu_values_sink)(void *ctx, int cpu, uint64_t pc);
+
 typedef struct pmu pmu;
 
 /* The counters of CPU cpu, observing core; samples go to sink. */
 pmu *pmu_new(const pmu_config *cfg, int cpu, cycles_core *core, pmu_sink sink, void *ctx);
 void pmu_free(pmu *u);
+void pmu_set_values_sink(pmu *u, pmu_values_sink vsink);
 
 typedef struct pmu_stats {
     uint64_t samples[CEV_COUNT];
@@ -52,6 +64,7 @@ typedef struct pmu_stats {
     uint64_t period_sum[CEV_COUNT];     /* of the periods that overflowed */
     uint64_t active_cycles[CEV_COUNT];  /* cycles the event had a counter */
     uint64_t cycles;                    /* cycles observed */
+    uint64_t values;                    /* values interrupts */
 } pmu_stats;
 
 /* Statistics up to the core's current cycle. */

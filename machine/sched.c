@@ -247,6 +247,7 @@ static void free_dead(machine *m)
         if (t->state == T_DEAD && t->cpu < 0) {
             *pp = t->all_next;
             free(t->wdata);
+            free(t->vres);
             free(t);
         } else {
             pp = &t->all_next;

@@ -18,6 +18,7 @@ typedef struct truth_ent {
     uint64_t hoq;
     uint64_t samples[CEV_COUNT];
     uint64_t stalls[ST_COUNT];  /* of hoq, the stall cycles by cause */
+    uint64_t levels[CLVL_COUNT]; /* loads: who answered, each time */
 } truth_ent;
 
 struct timing {
@@ -33,6 +34,7 @@ struct timing {
     bool oom;
     struct truth_fwd *fwd;       /* per CPU, with truth on */
     uint32_t *pid;               /* per CPU: the process its model works for */
+    bool values_insns;           /* axp_set_values_clock */
 };
 
 const ev5_params *timing_params(const machine *m)
@@ -44,8 +46,10 @@ static struct timing *tm_get(machine *m)
 {
     if (!m->tm) {
         m->tm = calloc(1, sizeof *m->tm);
-        if (m->tm)
+        if (m->tm) {
             ev5_defaults(&m->tm->p);
+            m->tm->values_insns = true;
+        }
     }
     return m->tm;
 }
@@ -120,6 +124,20 @@ size_t axp_pmu_events(const axp_machine *m, axp_pmu_event *out, size_t max)
     return n;
 }
 
+int axp_set_values_clock(axp_machine *m, bool instructions)
+{
+    struct timing *t = tm_get(m);
+    if (!t)
+        return -1;
+    t->values_insns = instructions;
+    return 0;
+}
+
+bool axp_pmu_values(const axp_machine *m)
+{
+    return m->tm && m->tm->pmu_on && m->tm->pc.values;
+}
+
 /* ---- truth: head-of-queue cycles and samples per instruction ---------- */
 
 static truth_ent *truth_slot(struct timing *t, uint64_t key)
@@ -186,6 +204,16 @@ static void truth_advance(void *ctx, uint64_t from, uint64_t to, uint64_t pc)
         f->inner.advance(f->inner.ctx, from, to, pc);
 }
 
+/* Each load's level, for --truth's load.* columns. */
+static void truth_load(void *ctx, uint64_t pc, uint32_t latency, int level)
+{
+    truth_fwd *f = ctx;
+    (void)latency;
+    truth_ent *e = truth_slot(f->m->tm, (uint64_t)f->m->tm->pid[f->cpuno] << 44 | pc >> 2);
+    if (e)
+        e->levels[level & 3]++;
+}
+
 static void truth_event(void *ctx, int ev, uint64_t cycle, uint64_t pc)
 {
     truth_fwd *f = ctx;
@@ -231,8 +259,11 @@ int timing_start(machine *m, char *err, size_t errsz)
             cycles_set_schedules(t->core[i], false);
         if (t->pmu_on) {
             t->pc.skid = t->p.pmu_skid;
+            t->pc.values_insns = t->values_insns;
             if (!(t->pmu[i] = pmu_new(&t->pc, i, t->core[i], sample_sink, m)))
                 goto oom;
+            if (t->pc.values)
+                pmu_set_values_sink(t->pmu[i], values_interrupt);
         }
         if (t->truth) {
             t->fwd[i].m = m;
@@ -241,6 +272,10 @@ int timing_start(machine *m, char *err, size_t errsz)
             cycles_observer o = { truth_advance, truth_event, &t->fwd[i] };
             cycles_set_observer(t->core[i], &o);
             cycles_set_trace(t->core[i], true);
+            /* every load timed by itself, so each one's level is seen
+             * (static schedules skip loads that hit; same cycles) */
+            cycles_set_schedules(t->core[i], false);
+            cycles_set_load_hook(t->core[i], truth_load, &t->fwd[i]);
         }
     }
     for (int i = 0; i < m->ncpu; i++) {
@@ -249,6 +284,10 @@ int timing_start(machine *m, char *err, size_t errsz)
     }
     if (costs_start(m))
         goto oom;
+    /* A values interrupt starts a run in the thread it interrupted, which
+     * must still be on the CPU: the model stays on the executor's thread. */
+    if (t->pmu_on && t->pc.values)
+        return values_start(m, err, errsz);
     /* the hook wants costs in step with the instructions: model inline */
     m->tt = m->want_costs ? NULL : tthread_start(m);
     return 0;
@@ -360,6 +399,7 @@ void timing_write_stats(machine *m, FILE *f)
     }
     fprintf(f, "},\n  \"pmu_multiplexed\": %s,\n",
             t->pc.n > PMU_COUNTERS ? "true" : "false");
+    values_write_stats(m, f);
 }
 
 int axp_write_truth(axp_machine *m, FILE *f)
@@ -372,7 +412,7 @@ int axp_write_truth(axp_machine *m, FILE *f)
         fprintf(f, " %s", pmu_event_name(t->pc.ev[i]));
     for (int s = 0; s < ST_COUNT; s++)
         fprintf(f, " stall.%s", cycles_stall_names[s]);
-    fprintf(f, "\n");
+    fprintf(f, " load.dcache load.scache load.bcache load.memory\n");
     for (size_t i = 0; i < t->tcap; i++) {
         const truth_ent *e = &t->tt[i];
         if (!e->key)
@@ -383,6 +423,8 @@ int axp_write_truth(axp_machine *m, FILE *f)
             fprintf(f, " %" PRIu64, e->samples[t->pc.ev[j]]);
         for (int s = 0; s < ST_COUNT; s++)
             fprintf(f, " %" PRIu64, e->stalls[s]);
+        for (int l = 0; l < CLVL_COUNT; l++)
+            fprintf(f, " %" PRIu64, e->levels[l]);
         fprintf(f, "\n");
     }
     if (t->oom) {

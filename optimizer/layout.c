@@ -59,10 +59,28 @@ static int by_density(const void *x, const void *y)
     return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
 }
 
-/* Call-affinity order of the procedures that ran: indices into prog->procs. */
-static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *pi,
-                             const uint32_t *ran, size_t nran, bool no_order, double total)
+static const opt_jump *jump_at(const opt_options *o, uint64_t pc)
 {
+    for (size_t lo = 0, hi = o->njumps; lo < hi;) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->jumps[mid].pc == pc)
+            return &o->jumps[mid];
+        if (o->jumps[mid].pc < pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* Call-affinity order of the procedures that ran: indices into prog->procs.
+ * A call through a register counts toward its most frequent target, when
+ * the profile knows it (o->jumps), with that target's share of its
+ * executions. */
+static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *pi,
+                             const uint32_t *ran, size_t nran, const opt_options *o, double total)
+{
+    bool no_order = o->no_order;
     /* Only hot procedures join groups: a call from a procedure that ran a
      * handful of times would otherwise drag it, and all it calls, in among
      * the hot code.  Hot: at least OPT_HOT_SHARE of what ran. */
@@ -76,7 +94,14 @@ static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *
         uint32_t i = ran[k];
         const cfg_proc *p = &prog->procs[i];
         for (size_t c = 0; c < p->ncalls; c++) {
-            const cfg_proc *q = p->calls[c].target ? cfg_proc_at(prog, p->calls[c].target) : NULL;
+            uint64_t callee = p->calls[c].target;
+            double share = 1;
+            const opt_jump *J = callee ? NULL : jump_at(o, p->calls[c].site);
+            if (J && J->total > 0) {
+                callee = J->target;
+                share = J->count / J->total;
+            }
+            const cfg_proc *q = callee ? cfg_proc_at(prog, callee) : NULL;
             uint32_t j = q ? (uint32_t)(q - prog->procs) : i;
             if (j == i || pi[j].insns < hot || pi[i].insns < hot || p->calls[c].block >= p->nblocks)
                 continue;
@@ -86,7 +111,7 @@ static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *
                     goto oom;
                 ce = nc;
             }
-            ce[ne++] = (cedge){ i < j ? i : j, i < j ? j : i, f->procs[i].block[p->calls[c].block] };
+            ce[ne++] = (cedge){ i < j ? i : j, i < j ? j : i, f->procs[i].block[p->calls[c].block] * share };
         }
     }
     qsort(ce, ne, sizeof *ce, by_pair);
@@ -335,16 +360,7 @@ static uint64_t take_fillers(filler *fl, size_t nfl, uint64_t want, plan *pl,
 
 static bool jump_known(const opt_options *o, uint64_t pc)
 {
-    for (size_t lo = 0, hi = o->njumps; lo < hi;) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (o->jumps[mid].pc == pc)
-            return true;
-        if (o->jumps[mid].pc < pc)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return false;
+    return jump_at(o, pc) != NULL;
 }
 
 /* A jump table's JMP without a target profile: the hint goes to the table
@@ -424,7 +440,7 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
             if (fp->block[b] > 0)
                 ok = add_lines(&before, p->blocks[b].start, p->blocks[b].end, line, fp->block[b]);
     }
-    if (ok && !(order = order_procs(prog, f, pi, ran, nran, o->no_order, res->insns)))
+    if (ok && !(order = order_procs(prog, f, pi, ran, nran, o, res->insns)))
         ok = false;
     if (ok && !(heat = calloc(maxhot / line + 64, sizeof *heat)))
         ok = false;

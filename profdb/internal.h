@@ -51,6 +51,11 @@ bool pd_write_atomic(const char *dir, const char *name, const void *data, size_t
 bool pd_fsync_dir(const char *dir, profdb_error *err);
 bool pd_mkdir(const char *path, bool sync_parent, profdb_error *err);
 
+/* read.c, for values.c */
+bool pd_walk_named(profdb *db, const char *epoch, const char *host, const char *fname,
+                   bool (*fn)(profdb *db, const char *epoch, const char *file, void *ctx, profdb_error *err),
+                   void *ctx, profdb_error *err);
+
 /* merge.c / read.c helpers shared with epoch.c */
 int pd_lock_dir(profdb *db, const char *dir, const char *risk, profdb_error *err);
 bool pd_current_or_create(profdb *db, char name[PROFDB_EPOCH_MAX], profdb_error *err);

@@ -547,3 +547,12 @@ bool profdb_totals(profdb *db, const char *epoch, profdb_total **out, size_t *n,
     *n = nt;
     return true;
 }
+
+/* For the other kinds of file kept beside the profiles (values.c): visit
+ * the file `fname` in every host directory of an epoch (NULL: all). */
+bool pd_walk_named(profdb *db, const char *epoch, const char *host, const char *fname,
+                   bool (*fn)(profdb *db, const char *epoch, const char *file, void *ctx, profdb_error *err),
+                   void *ctx, profdb_error *err)
+{
+    return walk(db, epoch, host, fname, NULL, fn, ctx, err);
+}

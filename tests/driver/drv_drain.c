@@ -2,7 +2,8 @@
  * tests/driver/drv_drain.c: an outside consumer of a machine's driver
  * region (axp run --driver PATH), for conservation tests.
  *
- *   drv_drain REGION OUT [--flush-every MS] [--wait S] [--create CPUS:TABLE:BUFFER]
+ *   drv_drain REGION OUT [--flush-every MS] [--wait S] [--create CPUS:TABLE:BUFFER[:VALUES]]
+ *             [--values FILE]
  *
  * With --create it first makes the region itself, with small tables and
  * buffers, and leaves it empty: the machine's drv_open resumes a region of
@@ -20,7 +21,9 @@
  * buffers at salvage), in_hash (in the hash tables at salvage), entries,
  * flushes, loads, exits, unmapped (samples whose pc lies in no mapping a
  * LOAD notice announced for their pid before the batch arrived), and the
- * region's counters as driver.NAME.
+ * region's counters as driver.NAME.  With --values, FILE gets every value
+ * record taken from the value rings, "PID PC KIND VALUE" (hex), and OUT
+ * the summary lines values (how many) and values_unmapped.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -43,6 +46,8 @@ typedef struct consumer {
     int salvaging;
     mapping *map;
     size_t nmap, cmap;
+    FILE *vf;                  /* --values */
+    uint64_t values, values_unmapped;
 } consumer;
 
 static void die(const char *what, const char *msg)
@@ -95,6 +100,20 @@ static int take_entries(void *ctx, const drv_batch *b)
     return 0;
 }
 
+static int take_values(void *ctx, const drv_value_batch *b)
+{
+    consumer *k = ctx;
+    for (size_t i = 0; i < b->n; i++) {
+        const drv_value *v = &b->v[i];
+        fprintf(k->vf, "%u 0x%llx %u 0x%llx\n", v->pid, (unsigned long long)v->pc, v->kind,
+                (unsigned long long)v->value);
+        if (!mapped(k, v->pid, v->pc))
+            k->values_unmapped++;
+    }
+    k->values += b->n;
+    return 0;
+}
+
 static int take_notice(void *ctx, const drv_notice *n)
 {
     consumer *k = ctx;
@@ -119,17 +138,21 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: drv_drain REGION OUT [--flush-every MS] [--wait S] "
-                        "[--create CPUS:TABLE:BUFFER]\n");
+                        "[--create CPUS:TABLE:BUFFER[:VALUES]] [--values FILE]\n");
         return 2;
     }
     const char *region = argv[1], *out = argv[2];
     long flush_every = 300, wait_s = 60;
-    const char *create = NULL;
+    const char *create = NULL, *values = NULL;
     for (int i = 3; i < argc; i++) {
         if (i + 1 >= argc)
             die(argv[i], "needs a value");
         if (!strcmp(argv[i], "--create")) {
             create = argv[++i];
+            continue;
+        }
+        if (!strcmp(argv[i], "--values")) {
+            values = argv[++i];
             continue;
         }
         char *end;
@@ -147,10 +170,11 @@ int main(int argc, char **argv)
 
     drv_error e;
     if (create) {
-        unsigned cpus, table, buffer;
-        if (sscanf(create, "%u:%u:%u", &cpus, &table, &buffer) != 3)
-            die("--create", "expected CPUS:TABLE:BUFFER");
-        drv_params p = { .ncpus = cpus, .table_entries = table, .buffer_entries = buffer };
+        unsigned cpus, table, buffer, nvalues = 0;
+        if (sscanf(create, "%u:%u:%u:%u", &cpus, &table, &buffer, &nvalues) < 3)
+            die("--create", "expected CPUS:TABLE:BUFFER[:VALUES]");
+        drv_params p = { .ncpus = cpus, .table_entries = table, .buffer_entries = buffer,
+                         .value_entries = nvalues };
         drv *d = drv_open(region, &p, &e);
         if (!d)
             die("--create", e.msg);
@@ -158,6 +182,8 @@ int main(int argc, char **argv)
     }
     consumer k = { 0 };
     drvc_sink sink = { take_entries, take_notice, &k };
+    if (values && !(k.vf = fopen(values, "w")))
+        die(values, strerror(errno));
     drvc *c;
     uint64_t give_up = now_ms() + (uint64_t)wait_s * 1000u;
     while (!(c = drvc_open(region, 0, &e))) {
@@ -165,6 +191,8 @@ int main(int argc, char **argv)
             die(region, e.msg);
         nap_ms(2);
     }
+    if (k.vf)
+        drvc_set_value_sink(c, take_values, &k);
     /* the region appears a moment before its producer takes the lock
      * that says it is attached: wait for that (or for its first samples,
      * should the machine have come and gone already) */
@@ -217,6 +245,12 @@ int main(int argc, char **argv)
             (unsigned long long)k.entries, flushes, (unsigned long long)k.loads,
             (unsigned long long)k.exits, (unsigned long long)k.others,
             (unsigned long long)k.unmapped);
+    if (k.vf) {
+        fprintf(f, "# values %llu\n# values_unmapped %llu\n", (unsigned long long)k.values,
+                (unsigned long long)k.values_unmapped);
+        if (fclose(k.vf) != 0)
+            die(values, strerror(errno));
+    }
     for (size_t i = 0; i < DRV_NCOUNTERS; i++)
         fprintf(f, "# driver.%s %llu\n", drv_counter_names[i], (unsigned long long)drv_counter_at(&cn, i));
     if (fclose(f) != 0)

@@ -475,7 +475,7 @@ Test(driver_region, strerror_and_counter_names)
 {
     cr_assert_str_eq(drv_strerror(DRV_ETIMEDOUT), "timed out");
     cr_assert_str_eq(drv_counter_names[0], "samples");
-    cr_assert_str_eq(drv_counter_names[DRV_NCOUNTERS - 1], "notices_lost");
+    cr_assert_str_eq(drv_counter_names[DRV_NCOUNTERS - 1], "values_taken");
 }
 
 /* ---- random damage below the header: errors, never crashes ----------------- */

@@ -357,3 +357,128 @@ Test(pmu, multiplexing)
     cr_assert(est > 0.8 * truth && est < 1.2 * truth, "estimate %.0f, misses %.0f", est, truth);
     pmu_free(u);
 }
+
+/* ---- value sampling's part: the values interrupt, load latencies, cost -- */
+
+Test(values, parse)
+{
+    pmu_config cfg;
+    char err[256];
+    cr_assert(pmu_parse("cycles,values:5000", &cfg, err, sizeof err), "%s", err);
+    cr_assert_eq(cfg.n, 1);
+    cr_assert(cfg.values);
+    cr_assert_eq(cfg.vlo, 5000 - 5000 / 32);
+    cr_assert_eq(cfg.vhi, 5000 + 5000 / 32);
+    cr_assert(pmu_parse("values", &cfg, err, sizeof err), "%s", err);
+    cr_assert_eq(cfg.n, 0);
+    cr_assert_eq(cfg.vlo, 60000);
+    cr_assert_not(pmu_parse("values,values", &cfg, err, sizeof err));
+    cr_assert_not(pmu_parse("values:10", &cfg, err, sizeof err));
+    cr_assert(pmu_parse("cycles", &cfg, err, sizeof err), "%s", err);
+    cr_assert_not(cfg.values);
+}
+
+typedef struct vsink_log {
+    sink_log s;
+    uint64_t values;
+} vsink_log;
+
+static void vsink(void *ctx, int cpuno, uint64_t pc)
+{
+    vsink_log *l = ctx;
+    (void)cpuno;
+    (void)pc;
+    l->values++;
+}
+
+static void both(void *ctx, int cpuno, uint64_t pc, int ev)
+{
+    sink(&((vsink_log *)ctx)->s, cpuno, pc, ev);
+}
+
+/* The values clock runs beside the cycle counter without moving its
+ * samples, and interrupts once per period. */
+Test(values, own_clock)
+{
+    uint32_t body[] = { MEM("ldq", 1, 0, 2), OPR("addq", 1, 1, 3), OPI("addq", 2, 8, 2), BRA("bne", 5, -4) };
+    vsink_log a = { 0 }, b = { 0 };
+    char err[256];
+    pmu_config cfg;
+    stream s1, s2;
+    start(&s1, NULL);
+    cr_assert(pmu_parse("cycles:1000", &cfg, err, sizeof err), "%s", err);
+    cfg.skid = 6;
+    pmu *u1 = pmu_new(&cfg, 0, s1.c, both, &a);
+    loop(&s1, body, 4, 20000, far_ea);
+    start(&s2, NULL);
+    cr_assert(pmu_parse("cycles:1000,values:3000", &cfg, err, sizeof err), "%s", err);
+    cfg.skid = 6;
+    pmu *u2 = pmu_new(&cfg, 0, s2.c, both, &b);
+    pmu_set_values_sink(u2, vsink);
+    loop(&s2, body, 4, 20000, far_ea);
+    cr_assert_eq(a.s.n[CEV_CYCLES], b.s.n[CEV_CYCLES]);
+    cr_assert_eq(memcmp(a.s.at_pc, b.s.at_pc, sizeof a.s.at_pc), 0);
+    double want = (double)st(&s2)->cycles / 3000;
+    cr_assert(b.values > 0.97 * want && b.values < 1.03 * want, "%lu interrupts, %.0f expected",
+              (unsigned long)b.values, want);
+    pmu_stats ps;
+    pmu_get_stats(u2, &ps);
+    cr_assert_eq(ps.values, b.values);
+    pmu_free(u1);
+    pmu_free(u2);
+    cycles_free(s1.c);
+    cycles_free(s2.c);
+}
+
+static uint64_t same_ea(int word, long iter) { (void)word; (void)iter; return 0x140000000ULL; }
+
+/* Loads note their latency and level: one line again and again hits the
+ * D-cache after the first miss; a new line each time goes to memory. */
+Test(values, load_latencies)
+{
+    uint32_t body[] = { MEM("ldq", 1, 0, 2), OPR("addq", 1, 1, 3), OPI("addq", 2, 8, 2), BRA("bne", 5, -4) };
+    cycles_load log[CYCLES_BLOCK_MAX];
+    stream s;
+    start(&s, NULL);
+    cycles_loads_log(s.c, log);
+    loop(&s, body, 4, 1, same_ea);
+    cr_assert_eq(cycles_loads_take(s.c), 1);
+    cr_assert_eq(log[0].pc, BASE);
+    cr_assert_eq(log[0].level, CLVL_MEMORY);
+    cr_assert_geq(log[0].latency, s.p.scache.latency + s.p.mem_latency);
+    loop(&s, body, 4, 3, same_ea);
+    cr_assert_eq(cycles_loads_take(s.c), 3);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(log[i].level, CLVL_DCACHE);
+        cr_assert_eq(log[i].latency, s.p.dcache.latency);
+    }
+    loop(&s, body, 4, 3, far_ea);
+    cr_assert_eq(cycles_loads_take(s.c), 3);
+    cr_assert_eq(log[2].level, CLVL_MEMORY);
+    cycles_loads_log(s.c, NULL);
+    loop(&s, body, 4, 3, far_ea);
+    cr_assert_eq(cycles_loads_take(s.c), 0);
+    cycles_free(s.c);
+}
+
+/* Charged cycles delay what comes next by as much. */
+Test(values, charge)
+{
+    uint32_t body[] = { OPR("addq", 1, 1, 3), OPI("addq", 2, 8, 2), BRA("bne", 5, -3) };
+    stream a, b;
+    start(&a, NULL);
+    start(&b, NULL);
+    loop(&a, body, 3, 100, NULL);
+    loop(&b, body, 3, 100, NULL);
+    cycles_charge(b.c, 5000);
+    loop(&a, body, 3, 100, NULL);
+    loop(&b, body, 3, 100, NULL);
+    uint64_t d = st(&b)->cycles - st(&a)->cycles;
+    cr_assert(d >= 5000 && d <= 5000 + 2 * (uint64_t)a.p.taken_bubble + 2, "%lu more cycles", (unsigned long)d);
+    /* (as a stall of the handler's: the taken-branch bubble it covers is not one) */
+    uint64_t sys = st(&b)->stalls[ST_SYSCALL] - st(&a)->stalls[ST_SYSCALL];
+    cr_assert(sys >= 5000 && sys <= d + 16, "%lu syscall stall, %lu more cycles", (unsigned long)sys,
+              (unsigned long)d);
+    cycles_free(a.c);
+    cycles_free(b.c);
+}

@@ -19,8 +19,10 @@
 #include "common/json.h"
 #include "tools/axp/collect.h"
 #include "tools/axp/sample_log.h"
+#include "tools/axp/values_log.h"
 
 #define MAX_EVENTS 32
+#define COLLECT_VALUE_ENTRIES 65536u   /* per CPU: 2 MB, a few quanta of runs */
 
 /* An image's host path as the machine opened it (possibly relative to
  * axp's working directory) and the absolute path the notices carry: cpod
@@ -42,6 +44,9 @@ struct collect {
     axp_pmu_event ev[MAX_EVENTS];
     size_t nev;
     uint64_t rejected;          /* samples the driver refused as out of range */
+    FILE *vlog;                 /* --values-log */
+    const char *vlog_path;
+    uint64_t values_rejected;   /* value records the driver refused */
     abs_path *paths;
     size_t npaths, cpaths;
 };
@@ -56,6 +61,36 @@ static void on_sample(void *ctx, int cpu, int pid, uint64_t pc, unsigned event)
     int rc = drv_producer_sample(c->p, (unsigned)cpu, (uint32_t)pid, pc, event);
     if (rc < 0 || rc == DRV_FULL)
         c->rejected++;
+}
+
+static void put_value(collect *c, const axp_value *v, int kind, uint64_t value)
+{
+    drv_value r = { .pc = v->pc, .value = value, .pid = (uint32_t)v->pid, .kind = (uint8_t)kind,
+                    .level = kind == DRV_VALUE_LATENCY ? v->level : 0, .run = v->run };
+    int rc = drv_producer_value(c->p, (unsigned)v->cpu, &r);
+    if (rc < 0)
+        c->values_rejected++;
+}
+
+/* One record of a run: each value it carries is one record in the ring
+ * (a dropped one is counted by the driver). */
+static void on_value(void *ctx, const axp_value *v)
+{
+    collect *c = ctx;
+    if (c->vlog)
+        values_log_put(c->vlog, v);
+    if (v->pid < 0 || (uint32_t)v->pid > DRV_MAX_PID) {
+        c->values_rejected++;
+        return;
+    }
+    if (v->has & AXP_V_RESULT)
+        put_value(c, v, DRV_VALUE_RESULT, v->result);
+    if (v->has & AXP_V_EA)
+        put_value(c, v, DRV_VALUE_ADDRESS, v->ea);
+    if (v->has & AXP_V_LATENCY)
+        put_value(c, v, DRV_VALUE_LATENCY, v->latency);
+    if (v->has & AXP_V_TARGET)
+        put_value(c, v, DRV_VALUE_TARGET, v->target);
 }
 
 static void on_poll(void *ctx, int cpu)
@@ -171,7 +206,11 @@ static void write_stats(void *ctx, FILE *f)
         drv_producer_drained(c->p, &en, &sa, &no);
         fprintf(f, ", \"drained_entries\": %" PRIu64 ", \"drained_samples\": %" PRIu64
                    ", \"drained_notices\": %" PRIu64, en, sa, no);
+        if (drv_value_entries(c->d))
+            fprintf(f, ", \"drained_values\": %" PRIu64, drv_producer_drained_values(c->p));
     }
+    if (drv_value_entries(c->d))
+        fprintf(f, ", \"values_rejected\": %" PRIu64, c->values_rejected);
     fprintf(f, "},\n");
 }
 
@@ -188,7 +227,8 @@ static drv_producer *open_producer(collect *c, const collect_options *o, char *e
     snprintf(name, sizeof name, "axp pid %d (%.100s)", (int)getpid(), prog);
     drv_producer_options po = { .mode = c->mode, .ncpus = o->ncpus, .policy = o->policy,
                                 .path = o->driver_path, .db_dir = o->db_dir, .events = ev,
-                                .nevents = c->nev, .name = name };
+                                .nevents = c->nev, .name = name,
+                                .value_entries = axp_pmu_values(c->m) ? COLLECT_VALUE_ENTRIES : 0 };
     return drv_producer_open(&po, err, errsz);
 }
 
@@ -224,6 +264,14 @@ collect *collect_start(axp_machine *m, const collect_options *o, char *err, size
         return NULL;
     }
     c->log_path = o->sample_log;
+    if (o->values_log && !(c->vlog = values_log_open(o->values_log))) {
+        snprintf(err, errsz, "--values-log %s: %s", o->values_log, strerror(errno));
+        collect_close(c);
+        return NULL;
+    }
+    c->vlog_path = o->values_log;
+    if (axp_pmu_values(m))
+        axp_set_value_hook(m, on_value, c);
     axp_set_sample_hook(m, on_sample, c);
     axp_set_poll_hook(m, on_poll, c);
     axp_set_image_hook(m, on_image, c);
@@ -242,6 +290,14 @@ int collect_finish(collect *c, char *err, size_t errsz)
             rc = -1;
         }
     }
+    if (c->vlog) {
+        FILE *f = c->vlog;
+        c->vlog = NULL;
+        if (values_log_close(f) && !rc) {
+            snprintf(err, errsz, "--values-log %s: %s", c->vlog_path, strerror(errno));
+            rc = -1;
+        }
+    }
     return rc;
 }
 
@@ -254,9 +310,12 @@ void collect_close(collect *c)
         axp_set_poll_hook(c->m, NULL, NULL);
         axp_set_image_hook(c->m, NULL, NULL);
         axp_set_stats_extra(c->m, NULL, NULL);
+        axp_set_value_hook(c->m, NULL, NULL);
     }
     if (c->log)
         fclose(c->log);
+    if (c->vlog)
+        fclose(c->vlog);
     drv_producer_close(c->p);
     for (size_t i = 0; i < c->npaths; i++) {
         free(c->paths[i].host);

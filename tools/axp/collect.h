@@ -14,6 +14,10 @@
  *             process at every safe point (the default with --pmu), so that
  *             --stats always reports what the driver did with the samples.
  *
+ * With the values event, every value-sampling record goes the same way
+ * through the region's value rings (collector/driver.h), one per value
+ * it carries: result, address, latency, target.
+ *
  * docs/machine.md, "Sampling into the driver and cpod", is the user's view.
  */
 #ifndef TOOLS_AXP_COLLECT_H
@@ -30,6 +34,7 @@ typedef struct collect_options {
     const char *driver_path;   /* --driver PATH, or NULL */
     drv_policy policy;         /* --driver-policy */
     const char *sample_log;    /* --sample-log FILE, or NULL */
+    const char *values_log;    /* --values-log FILE, or NULL */
     const char *program;       /* the guest program, for the daemon's log */
 } collect_options;
 

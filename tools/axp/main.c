@@ -43,7 +43,17 @@ static void usage(FILE *f)
         "  --pmu EVENT[:PERIOD],...\n"
         "                   performance-counter sampling (implies the cycle model);\n"
         "                   events: cycles imiss dmiss branchmp dtbmiss itbmiss\n"
-        "                   jsrmp smiss issues\n"
+        "                   jsrmp smiss issues; values[:PERIOD] starts a value-sampling\n"
+        "                   run at each of its interrupts (docs/machine.md)\n"
+        "  --values-length N\n"
+        "                   instructions each value-sampling run records (default %d,\n"
+        "                   at most %d)\n"
+        "  --values-skip N  each run first passes over a random number of instructions\n"
+        "                   below N (default %d; 0: none), against the interrupts' bias\n"
+        "  --values-clock cycles|instructions\n"
+        "                   what the values period counts (default instructions)\n"
+        "  --values-log FILE\n"
+        "                   write every value-sampling record in order (docs/machine.md)\n"
         "  --pmu-seed N     seed of the random sampling periods (default 1)\n"
         "  --truth FILE     write each instruction's head-of-queue cycles and samples\n"
         "  --paths FILE     write the exact path profile of every procedure run, with\n"
@@ -57,7 +67,8 @@ static void usage(FILE *f)
         "                   the driver's hash-table eviction policy (default front)\n"
         "  --sample-log FILE\n"
         "                   write every sample in order: CPU PID PC EVENT\n",
-        AXP_DEFAULT_ROOT, (unsigned long long)(AXP_DEFAULT_MEM_LIMIT >> 20), AXP_DEFAULT_MAX_THREADS);
+        AXP_DEFAULT_ROOT, (unsigned long long)(AXP_DEFAULT_MEM_LIMIT >> 20), AXP_DEFAULT_MAX_THREADS,
+        AXP_VALUES_DEFAULT, AXP_VALUES_MAX, AXP_VALUES_SKIP_DEFAULT);
 }
 
 /* "--opt=VALUE" or "--opt VALUE"; NULL when argv[*i] is not --opt. */
@@ -93,6 +104,10 @@ static bool parse_u64(const char *s, uint64_t *out)
 typedef struct run_opts {
     axp_config cfg;
     const char *stats, *exact, *pmu, *truth, *paths, *cct;
+    const char *values_log;
+    uint64_t values_length;     /* 0: the machine's default */
+    const char *values_skip;    /* NULL: the machine's default */
+    const char *values_clock;   /* NULL: the machine's default, instructions */
     collect_options co;
     bool policy_set, timing;
     const char *ev5[256];
@@ -163,6 +178,26 @@ static int run_option(int argc, char **argv, int *i, run_opts *o, bool *missing)
             fprintf(stderr, "axp: --pmu-seed: expected a number, got '%s'\n", v);
             return AXP_EXIT_USAGE;
         }
+    } else if ((v = optval(argc, argv, i, "--values-length", missing))) {
+        if (!parse_u64(v, &n) || n < 1 || n > AXP_VALUES_MAX) {
+            fprintf(stderr, "axp: --values-length: expected a number from 1 to %d, got '%s'\n", AXP_VALUES_MAX, v);
+            return AXP_EXIT_USAGE;
+        }
+        o->values_length = n;
+    } else if ((v = optval(argc, argv, i, "--values-skip", missing))) {
+        if (!parse_u64(v, &n) || n > AXP_VALUES_MAX) {
+            fprintf(stderr, "axp: --values-skip: expected a number from 0 to %d, got '%s'\n", AXP_VALUES_MAX, v);
+            return AXP_EXIT_USAGE;
+        }
+        o->values_skip = v;
+    } else if ((v = optval(argc, argv, i, "--values-clock", missing))) {
+        if (strcmp(v, "cycles") && strcmp(v, "instructions")) {
+            fprintf(stderr, "axp: --values-clock: expected cycles or instructions, got '%s'\n", v);
+            return AXP_EXIT_USAGE;
+        }
+        o->values_clock = v;
+    } else if ((v = optval(argc, argv, i, "--values-log", missing))) {
+        o->values_log = v;
     } else if ((v = optval(argc, argv, i, "--truth", missing))) {
         o->truth = v;
     } else if ((v = optval(argc, argv, i, "--paths", missing))) {
@@ -241,7 +276,9 @@ static int parse_run(int argc, char **argv, run_opts *o)
         return AXP_EXIT_USAGE;
     }
     const char *needs = o->co.db_dir ? "--collector" : o->co.driver_path ? "--driver"
-                      : o->policy_set ? "--driver-policy" : o->co.sample_log ? "--sample-log" : NULL;
+                      : o->policy_set ? "--driver-policy" : o->co.sample_log ? "--sample-log"
+                      : o->values_log ? "--values-log" : o->values_length ? "--values-length"
+                      : o->values_skip ? "--values-skip" : o->values_clock ? "--values-clock" : NULL;
     if (needs && !o->pmu) {
         fprintf(stderr, "axp: %s needs --pmu (which events to sample)\n", needs);
         return AXP_EXIT_USAGE;
@@ -266,6 +303,21 @@ static axp_machine *make_machine(run_opts *o)
     }
     if (o->pmu && axp_set_pmu(m, o->pmu, o->seed, err, sizeof err)) {
         fprintf(stderr, "axp: %s\n", err);
+        axp_free(m);
+        return NULL;
+    }
+    if (o->values_length && axp_set_values_length(m, o->values_length, err, sizeof err)) {
+        fprintf(stderr, "axp: %s\n", err);
+        axp_free(m);
+        return NULL;
+    }
+    if (o->values_skip && axp_set_values_skip(m, strtoull(o->values_skip, NULL, 10), err, sizeof err)) {
+        fprintf(stderr, "axp: %s\n", err);
+        axp_free(m);
+        return NULL;
+    }
+    if (o->values_clock && axp_set_values_clock(m, !strcmp(o->values_clock, "instructions"))) {
+        fprintf(stderr, "axp: out of memory\n");
         axp_free(m);
         return NULL;
     }
@@ -364,6 +416,7 @@ static int cmd_run(int argc, char **argv)
     collect *col = NULL;
     o.co.ncpus = (unsigned)o.cfg.ncpus;
     o.co.program = prog;
+    o.co.values_log = o.values_log;
     if (o.pmu && !(col = collect_start(m, &o.co, err, sizeof err))) {
         fprintf(stderr, "axp: %s\n", err);
         results_close(&res);

@@ -19,6 +19,7 @@ int cmd_list(int argc, char **argv);     /* cmd_list.c: estimator/ + alpha/ per 
 int cmd_stats(int argc, char **argv);    /* cmd_stats.c: estimator/ statistics across sets */
 int cmd_diff(int argc, char **argv);     /* cmd_diff.c: estimator/ differences, rewriter/ address maps */
 int cmd_accuracy(int argc, char **argv); /* cmd_accuracy.c: estimator/ against exact counts */
+int cmd_values(int argc, char **argv);   /* cmd_values.c: profdb/ value profiles */
 int cmd_calc(int argc, char **argv);     /* cmd_calc.c: estimator/ frequencies and CPI */
 int cmd_export(int argc, char **argv);   /* cmd_export.c: estimator/ pprof export */
 int cmd_flush(int argc, char **argv);    /* cmd_daemon.c: steer cpod */

@@ -34,6 +34,9 @@ static const struct {
                             "       [--exact FILE]    hot paths of a path profile, or its check against exact counts" },
     { "cct",    cmd_cct,    "cct --from FILE [--metric M] [--depth N] [--min F] [--json | --folded]\n"
                             "                         a calling context tree with inclusive and exclusive metrics" },
+    { "values", cmd_values, "values [PROC] [--db DIR] [--epoch E|--all-epochs] [--image IMAGE]\n"
+                            "                                 [--kind result|address|latency|target] [--json]\n"
+                            "                                 hot values per instruction, load latencies by level" },
     { "flush",  cmd_flush,  "flush --db DIR               drain every machine and merge into the database" },
     { "epoch",  cmd_epoch,  "epoch --db DIR               flush into the current epoch, then start a new one" },
     { "quit",   cmd_quit,   "quit --db DIR                flush, then stop the daemon" },

@@ -15,6 +15,7 @@
 
 #include "alpha/insn.h"
 #include "estimator/samples.h"
+#include "profdb/values.h"
 #include "rewriter/addrmap.h"
 #include "tools/optimize-image/profile.h"
 
@@ -480,6 +481,60 @@ static bool add_stale(const cfg_program *cfg, const struct est_selection *sel, c
     return ok;
 }
 
+/* Each JMP and JSR with a target hot list in the image's value profiles
+ * (cpod's, from value samples): its most frequent target, with the
+ * estimated count and the samples behind it.  RET is left alone: the
+ * return stack predicts it.  No value profile is no jumps, not an error. */
+static bool value_jumps(const cfg_program *cfg, const struct est_selection *sel, oi_profile *out, char *err,
+                        size_t errlen)
+{
+    char key[PROFDB_KEY_MAX];
+    if (!cfg->img->build_id_len || !image_build_id_hex(cfg->img, key, sizeof key))
+        return true;
+    profdb_error pe;
+    profdb *db = profdb_open(sel->db, 0, &pe);
+    if (!db) {
+        snprintf(err, errlen, "%s", pe.msg);
+        return false;
+    }
+    profdb_vlist *v = NULL;
+    size_t n = 0;
+    bool ok = profdb_values_sum(db, sel->all_epochs ? NULL : sel->epoch, NULL, key, &v, &n, &pe);
+    profdb_close(db);
+    if (!ok) {
+        if (pe.code == PROFDB_ENOENT)
+            return true;
+        snprintf(err, errlen, "%s", pe.msg);
+        return false;
+    }
+    out->jumps = calloc(n + 1, sizeof *out->jumps);
+    for (size_t i = 0; out->jumps && i < n; i++) {
+        const profdb_vlist *l = &v[i];
+        const uint8_t *w = l->kind == PROFDB_VK_TARGET ? image_bytes_at(cfg->img, l->offset, 4) : NULL;
+        if (!w)
+            continue;
+        alpha_insn in;
+        alpha_decode((uint32_t)w[0] | (uint32_t)w[1] << 8 | (uint32_t)w[2] << 16 | (uint32_t)w[3] << 24, &in);
+        if (!in.op || in.op->format != AF_JMP || (in.op->flow != FLOW_JUMP && in.op->flow != FLOW_CALL))
+            continue;
+        hot_value top;
+        double share;
+        if (hotlist_top(&l->h, &top, &share, 1) != 1)
+            continue;
+        out->jumps[out->njumps++] = (opt_jump){ l->offset, top.value, share * (double)l->h.samples,
+                                                (double)l->h.samples };
+    }
+    free(v);
+    if (!out->jumps) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    qsort(out->jumps, out->njumps, sizeof *out->jumps, by_pc_target);
+    if (out->njumps)
+        printf("value samples: %zu indirect jumps and calls with a most frequent target\n", out->njumps);
+    return true;
+}
+
 bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel, uint32_t nsets,
                         const char *const *stale, size_t nstale, oi_profile *out, char *err,
                         size_t errlen)
@@ -507,6 +562,8 @@ bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel,
         snprintf(err, errlen, "%s", own_err);
         goto fail;
     }
+    if (!value_jumps(cfg, sel, out, err, errlen))
+        goto fail;
     return true;
 fail:
     oi_profile_free(out);

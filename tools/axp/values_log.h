@@ -1,0 +1,25 @@
+/*
+ * tools/axp/values_log.h: every value-sampling record in the order the
+ * machine made it, as text, for tests and for checking hot lists against
+ * what the runs really saw.
+ *
+ * Format: a comment line naming the columns, then one line per recorded
+ * instruction: "RUN INDEX CPU PID TID PC RESULT EA LATENCY LEVEL TARGET
+ * TAKEN", numbers in hex where they are addresses or values, "-" where
+ * the instruction has no such value.  LEVEL is d, s, b or m (D-cache,
+ * S-cache, B-cache, memory).
+ */
+#ifndef TOOLS_AXP_VALUES_LOG_H
+#define TOOLS_AXP_VALUES_LOG_H
+
+#include <stdio.h>
+
+#include "machine/machine.h"
+
+/* NULL with errno set when path cannot be written. */
+FILE *values_log_open(const char *path);
+void values_log_put(void *f, const axp_value *v);   /* an axp_value_hook */
+/* 0, or -1 with errno set when anything could not be written. */
+int values_log_close(FILE *f);
+
+#endif
