@@ -24,6 +24,8 @@
 #define NOISE_SIGMAS  2.0    /* within sampling noise: this many deviations */
 #define CAP_SIGMAS    2.0    /* a block's cap allows this many deviations */
 #define QUIET_SAMPLES 30     /* quiet points need this many to decide alone */
+#define WIDE_POINT    4.0    /* a point expecting this many times the samples
+                                behind F is judged with F's spread too */
 
 typedef struct point {
     double s, m;             /* samples and M over the point's run */
@@ -104,6 +106,22 @@ static bool schedule(const cfg_program *prog, const alpha_sched *sch, const uint
     return ok;
 }
 
+/* The kernel's time in a system call passes with the instruction after
+ * the callsys at the head: the model's cost of a call at least, more when
+ * the call takes longer (so that instruction is not quiet).  The cycles
+ * instruction k of the block at pc holds the head for a call, or 0. */
+static double syscall_m(const cfg_program *prog, const alpha_sched *sch, uint64_t pc, uint32_t k)
+{
+    uint32_t w;
+    alpha_insn in;
+    if (!k || !cfg_word(prog, pc + 4 * ((uint64_t)k - 1), &w))
+        return 0;
+    alpha_decode(w, &in);
+    if (!in.op || in.op->flow != FLOW_PAL || in.op->func != PAL_CALLSYS)
+        return 0;
+    return alpha_sched_params(sch)->syscall_cycles;
+}
+
 static bool block_points(const cfg_program *prog, const alpha_sched *sch, const est_sample_col *col,
                          const cfg_block *b, uint32_t ctx, uint32_t alt, cls *c, est_block_sched *bs,
                          double *mmin)
@@ -155,14 +173,16 @@ static bool block_points(const cfg_program *prog, const alpha_sched *sch, const 
         c->m += sl->m;
         if (!sl->m)
             continue;
-        double s = bs->samples[i], m = sl->m;
-        bool q = quiet[i];
+        double sys = syscall_m(prog, sch, b->start, i);
+        double s = bs->samples[i], m = sl->m + sys;
+        bool q = quiet[i] && !sys;
         if (sl->culprit >= 0 && (uint32_t)sl->culprit + 1 < i && sl->stall) {
             s = m = 0;
             for (uint32_t k = (uint32_t)sl->culprit + 1; k <= i; k++) {
+                sys = syscall_m(prog, sch, b->start, k);
                 s += bs->samples[k];
-                m += bs->slots[k].m;
-                q = q && quiet[k];
+                m += bs->slots[k].m + sys;
+                q = q && quiet[k] && !sys;
             }
         }
         if (m > 0 && !add_point(c, s, m, q)) {
@@ -180,15 +200,22 @@ static bool block_points(const cfg_program *prog, const alpha_sched *sch, const 
  * Points far below the prediction are left out too: their M_i is wrong
  * (the instruction issued with one the schedule did not see).
  * Repeated to a fixed point.  Choosing the smallest ratios alone would
- * pick the points that noise pushed down, and so underestimate. */
-static double refine(const cls *c, double f, size_t *nclean)
+ * pick the points that noise pushed down, and so underestimate.
+ * *sbehind: the samples behind f, then behind the result.  A point that
+ * expects many times more samples than stand behind f (the one after a
+ * system call: hundreds of cycles at the head per execution) is judged
+ * with f's own spread as well as its own, or f's noise alone would keep
+ * out the point that knows F best. */
+static double refine(const cls *c, double f, size_t *nclean, double *sbehind)
 {
     for (int iter = 0; iter < 30; iter++) {
         double s = 0, m = 0;
         size_t n = 0;
         for (size_t i = 0; i < c->n; i++) {
-            double expect = f * c->pts[i].m;
-            if (fabs(c->pts[i].s - expect) <= NOISE_SIGMAS * sqrt(expect) + 1) {
+            double expect = f * c->pts[i].m, var = expect;
+            if (expect > WIDE_POINT * *sbehind && *sbehind > 0)
+                var += expect * expect / *sbehind;
+            if (fabs(c->pts[i].s - expect) <= NOISE_SIGMAS * sqrt(var) + 1) {
                 s += c->pts[i].s;
                 m += c->pts[i].m;
                 n++;
@@ -197,6 +224,7 @@ static double refine(const cls *c, double f, size_t *nclean)
         if (!n || m <= 0)
             break;
         *nclean = n;
+        *sbehind = s;
         double nf = s / m;
         if (fabs(nf - f) <= 1e-9 * (f > 0 ? f : 1))
             return nf;
@@ -221,7 +249,8 @@ static bool class_estimate(cls *c, double *f, uint8_t *conf, uint8_t *upper)
             qs += c->pts[i].s, qm += c->pts[i].m;
     if (qm > 0 && qs >= QUIET_SAMPLES) {
         size_t np = 0;
-        *f = refine(c, qs / qm, &np);
+        double sb = qs;
+        *f = refine(c, qs / qm, &np, &sb);
         *conf = qs >= 100 ? EST_CONF_HIGH : EST_CONF_MEDIUM;
         return true;
     }
@@ -248,7 +277,8 @@ static bool class_estimate(cls *c, double *f, uint8_t *conf, uint8_t *upper)
         /* A cluster of zero ratios only counts when it is most of the class. */
         if (m < MIN_SHARE * mtot || (lo == 0 && m < 0.5 * mtot))
             continue;
-        *f = refine(c, s / m, &np);
+        double sb = s;
+        *f = refine(c, s / m, &np, &sb);
         *conf = np >= 3 && s >= 100 ? EST_CONF_HIGH : np >= 2 && s >= 20 ? EST_CONF_MEDIUM : EST_CONF_LOW;
         *upper = 1;
         return true;
