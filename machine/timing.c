@@ -12,6 +12,7 @@
 #include "machine/axp.h"
 #include "machine/cycles.h"
 #include "machine/pmu.h"
+#include "machine/unwind.h"
 
 typedef struct truth_ent {
     uint64_t key;            /* pid << 44 | pc >> 2, 0 = empty */
@@ -204,8 +205,11 @@ static void sample_sink(void *ctx, int cpuno, uint64_t pc, int ev)
         if (e)
             e->samples[ev]++;
     }
+    if (m->uw)
+        m->sample_stack = unwind_sample(m, cpuno, pc);
     if (m->shook)
         m->shook(m->shook_ctx, cpuno, (int)pid, pc, (unsigned)ev);
+    m->sample_stack = NULL;
 }
 
 int timing_start(machine *m, char *err, size_t errsz)
@@ -247,7 +251,8 @@ int timing_start(machine *m, char *err, size_t errsz)
         m->cpus[i].core = t->core[i];
         m->cpus[i].front = cycles_front_of(t->core[i]);
     }
-    m->tt = tthread_start(m);
+    /* a stack walk needs the registers of the block sampled: inline */
+    m->tt = m->uw ? NULL : tthread_start(m);
     return 0;
 oom:
     snprintf(err, errsz, "out of memory setting up the cycle model");

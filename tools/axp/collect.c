@@ -52,7 +52,7 @@ static void on_sample(void *ctx, int cpu, int pid, uint64_t pc, unsigned event)
 {
     collect *c = ctx;
     if (c->log)
-        sample_log_put(c->log, cpu, pid, pc, event);
+        sample_log_put(c->log, cpu, pid, pc, event, axp_sample_stack(c->m));
     int rc = drv_producer_sample(c->p, (unsigned)cpu, (uint32_t)pid, pc, event);
     if (rc < 0 || rc == DRV_FULL)
         c->rejected++;
