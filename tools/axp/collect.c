@@ -42,6 +42,8 @@ struct collect {
     axp_pmu_event ev[MAX_EVENTS];
     size_t nev;
     uint64_t rejected;          /* samples the driver refused as out of range */
+    bool stacks;
+    uint64_t stacks_rejected;   /* stacks refused as out of range */
     abs_path *paths;
     size_t npaths, cpaths;
 };
@@ -56,6 +58,10 @@ static void on_sample(void *ctx, int cpu, int pid, uint64_t pc, unsigned event)
     int rc = drv_producer_sample(c->p, (unsigned)cpu, (uint32_t)pid, pc, event);
     if (rc < 0 || rc == DRV_FULL)
         c->rejected++;
+    const axp_stack *st = c->stacks ? axp_sample_stack(c->m) : NULL;
+    /* a full ring counts the stack lost; a refusal is a rejected stack */
+    if (st && drv_producer_stack(c->p, (unsigned)cpu, (uint32_t)pid, event, st->end, st->pc, st->n) < 0)
+        c->stacks_rejected++;
 }
 
 static void on_poll(void *ctx, int cpu)
@@ -166,6 +172,16 @@ static void write_stats(void *ctx, FILE *f)
         fprintf(f, ", \"aggregation\": %.3f", (double)t.samples / (double)t.overflow_entries);
     else
         fprintf(f, ", \"aggregation\": null");
+    if (c->stacks) {
+        drv_stacks_counters sc;
+        uint64_t taken, frames;
+        drv_producer_stacks(c->p, &sc, &taken, &frames);
+        fprintf(f, ",\n             \"stacks_put\": %" PRIu64 ", \"stacks_lost\": %" PRIu64
+                   ", \"stacks_rejected\": %" PRIu64 ", \"stacks_taken\": %" PRIu64,
+                sc.put, sc.lost, c->stacks_rejected, sc.taken);
+        if (c->mode == DRV_PROD_PRIVATE)
+            fprintf(f, ", \"drained_stacks\": %" PRIu64 ", \"drained_frames\": %" PRIu64, taken, frames);
+    }
     if (c->mode == DRV_PROD_PRIVATE) {
         uint64_t en, sa, no;
         drv_producer_drained(c->p, &en, &sa, &no);
@@ -188,7 +204,7 @@ static drv_producer *open_producer(collect *c, const collect_options *o, char *e
     snprintf(name, sizeof name, "axp pid %d (%.100s)", (int)getpid(), prog);
     drv_producer_options po = { .mode = c->mode, .ncpus = o->ncpus, .policy = o->policy,
                                 .path = o->driver_path, .db_dir = o->db_dir, .events = ev,
-                                .nevents = c->nev, .name = name };
+                                .nevents = c->nev, .name = name, .stacks = o->stacks };
     return drv_producer_open(&po, err, errsz);
 }
 
@@ -202,6 +218,7 @@ collect *collect_start(axp_machine *m, const collect_options *o, char *err, size
     c->m = m;
     c->policy = o->policy;
     c->db_dir = o->db_dir;
+    c->stacks = o->stacks;
     c->mode = o->db_dir ? DRV_PROD_CPOD : o->driver_path ? DRV_PROD_PATH : DRV_PROD_PRIVATE;
     c->nev = axp_pmu_events(m, c->ev, MAX_EVENTS);
     if (c->nev > MAX_EVENTS)

@@ -30,6 +30,7 @@ typedef struct collect_options {
     const char *driver_path;   /* --driver PATH, or NULL */
     drv_policy policy;         /* --driver-policy */
     const char *sample_log;    /* --sample-log FILE, or NULL */
+    bool stacks;               /* --stacks: carry every sample's stack */
     const char *program;       /* the guest program, for the daemon's log */
 } collect_options;
 

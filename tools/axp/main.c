@@ -250,6 +250,7 @@ static int parse_run(int argc, char **argv, run_opts *o)
         return AXP_EXIT_USAGE;
     }
     o->cfg.exact = o->exact != NULL;
+    o->co.stacks = o->stacks != 0;
     return -1;
 }
 
