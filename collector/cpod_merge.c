@@ -42,6 +42,7 @@ void cpod_job_free(cpod_job *j)
         cpod_prof_free(j->pins[i].prof, NULL);
     }
     free(j->pins);
+    cpod_stackset_free(&j->stk);
     free(j);
 }
 
@@ -425,6 +426,10 @@ void cpod_merge_run(cpod *d, cpod_job *j)
         if (done < need)
             goto out;
     }
+    /* Stacks after the profiles: not journalled, so a retry after a
+     * failure finds here only the groups not stored yet. */
+    if (!cpod_stacks_merge(&j->stk, d->db, d->host, &err))
+        goto out;
     if (write_merged(d, j->gen)) {
         char path[CPOD_PATH_MAX + 64];
         state_file(d, "pending", j->gen, path, sizeof path);

@@ -117,6 +117,7 @@ bool profdb_stacks_normalise(profdb_stacks *s, profdb_error *err)
     s->img = sorted;
     s->nimages = nu;
     s->frames = fr;
+    s->nframes = nframes;
     qsort(s->s, s->n, sizeof *s->s, cmp_stack);
     size_t m = 0;
     uint64_t total = 0;
@@ -387,6 +388,7 @@ bool profdb_stacks_decode(const void *data, size_t size, const char *name, profd
                     (unsigned long long)j);
             out->frames[nf++] = (profdb_frame){ (uint32_t)im, off };
         }
+        out->nframes = nf;
         if (i && cmp_stack(&out->s[i - 1], s) >= 0)
             BAD(PROFDB_ECORRUPT, "%s: corrupt payload (stack %zu out of order)", name, i);
         if (total + c < total)
@@ -457,6 +459,7 @@ static bool append(profdb_stacks *a, const size_t nimages, const char *const *ke
             free(a->img[a->nimages].path);
             free(a->frames);
             a->frames = fr;
+            a->nframes = k;
             return pd_fail(err, PROFDB_ENOMEM, "stacks: out of memory");
         }
         a->nimages++;
@@ -470,6 +473,7 @@ static bool append(profdb_stacks *a, const size_t nimages, const char *const *ke
     }
     free(a->frames);
     a->frames = fr;
+    a->nframes = k;
     return true;
 }
 

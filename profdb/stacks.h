@@ -53,6 +53,7 @@ typedef struct profdb_stacks {
     size_t n;
     profdb_stack *s;           /* in the canonical order, all distinct */
     profdb_frame *frames;      /* storage the stacks point into */
+    size_t nframes;            /* its length (at least the stacks' frames) */
 } profdb_stacks;
 
 void profdb_stacks_free(profdb_stacks *s);
