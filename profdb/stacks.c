@@ -90,7 +90,8 @@ bool profdb_stacks_normalise(profdb_stacks *s, profdb_error *err)
     }
     for (size_t i = 0; i < ni; i++)
         idx[i] = (uint32_t)i;
-    qsort_r(idx, ni, sizeof *idx, cmp_key, s->img);
+    if (ni > 1)
+        qsort_r(idx, ni, sizeof *idx, cmp_key, s->img);
     size_t nu = 0;
     for (size_t k = 0; k < ni; k++) {
         profdb_stack_image *im = &s->img[idx[k]];
@@ -118,7 +119,8 @@ bool profdb_stacks_normalise(profdb_stacks *s, profdb_error *err)
     s->nimages = nu;
     s->frames = fr;
     s->nframes = nframes;
-    qsort(s->s, s->n, sizeof *s->s, cmp_stack);
+    if (s->n > 1)
+        qsort(s->s, s->n, sizeof *s->s, cmp_stack);
     size_t m = 0;
     uint64_t total = 0;
     for (size_t i = 0; i < s->n; i++) {
