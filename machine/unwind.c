@@ -217,7 +217,10 @@ static int step_cfi(walk *w, const cfi_row *r, uint32_t ra_reg, bool leaf, bool 
         return AXP_STK_COMPLETE;
     }
     uint64_t cfa = w->r[r->cfa_reg] + (uint64_t)r->cfa_off;
-    /* the CFA grows frame by frame; only a leaf may have none */
+    /* the CFA grows frame by frame; only a frame that made no call of its
+     * own may have none: the leaf, or a caller of millicode (__remlu and
+     * the like return through $23 and keep every other register, so gcc
+     * calls them from procedures without a frame) */
     if (cfa < w->r[SP] || (cfa == w->r[SP] && !leaf) || cfa & 7)
         return AXP_STK_CORRUPT;
     walk n = *w;
@@ -359,6 +362,7 @@ static unsigned walk_frames(machine *m, unwinder *u, const cpu *c, uint64_t pc, 
     const vma *nv = mm_vma_at(t->mm, c->st_next);
     uint64_t at = c->st_last;
     bool clobbered = links_ra(c->st_word);
+    uint32_t came_by = RA;      /* the register the frame below returned through */
     for (unsigned n = 1;; n++) {
         if (!v || !(v->prot & GP_X) || v->img < 0)
             return v && (v->prot & GP_X) ? AXP_STK_NOIMAGE : AXP_STK_CORRUPT;
@@ -381,11 +385,13 @@ static unsigned walk_frames(machine *m, unwinder *u, const cpu *c, uint64_t pc, 
         uint64_t ret = 0;
         int why;
         if (r) {
-            why = step_cfi(&w, r, cie->ra_reg, n == 1, n == 1 && clobbered, &ret);
+            why = step_cfi(&w, r, cie->ra_reg, n == 1 || came_by != cie->ra_reg, n == 1 && clobbered, &ret);
+            came_by = cie->ra_reg;
         } else if (bad) {
             why = AXP_STK_NOUNWIND;
         } else {
             why = step_scan(&w, ui->im, la, n == 1 ? c->st_word : 0, &ret);
+            came_by = RA;
             if (why < 0)
                 (*fallback)++;
         }
