@@ -100,6 +100,7 @@ fuzz_rooms_fuzz_profile := profdb
 fuzz_rooms_fuzz_exact := profdb
 fuzz_rooms_fuzz_truth := profdb
 fuzz_rooms_fuzz_stacks := profdb
+fuzz_rooms_fuzz_stackring := alpha image profdb collector
 fuzz_rooms_fuzz_plan := alpha image cfg optimizer
 fuzz_rooms_fuzz_cpod := alpha image profdb collector
 fuzz_rooms_fuzz_ehframe := alpha image cfg optimizer rewriter
