@@ -353,7 +353,9 @@ static bool links_ra(uint32_t word)
 static unsigned walk_frames(machine *m, unwinder *u, const cpu *c, uint64_t pc, unsigned *fallback)
 {
     thread *t = c->st_t;
-    if (!t || !t->mm || pc < c->st_first || pc > c->st_last)
+    /* the block's thread still on this CPU (a thread that has gone may
+     * have been freed), and the pc in that block */
+    if (!t || t != c->cur || pc < c->st_first || pc > c->st_last || !t->mm)
         return AXP_STK_STATE;       /* no registers that go with this pc */
     walk w = { .x = t->mm, .known = 0x7fffffffu };
     memcpy(w.r, t->r, sizeof w.r);
