@@ -1,6 +1,6 @@
 /*
  * profdb/stacks.h: stack profiles, the calling contexts of samples
- * (profdb/stacks.c; the file format is docs/profile-format.md "Stack
+ * (profdb/stacks*.c; the file format is docs/profile-format.md "Stack
  * profiles").
  *
  * One file per (epoch, host, image set, event): the images a process had

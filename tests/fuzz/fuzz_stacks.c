@@ -1,5 +1,5 @@
 /*
- * Fuzz target for the stack-profile reader (profdb/stacks.c): any bytes
+ * Fuzz target for the stack-profile reader (profdb/stacks_format.c): any bytes
  * either decode into stacks that obey every invariant and re-encode to the
  * same bytes, or fail with a message naming the input.  Each input is
  * also tried with both checksums recomputed, to reach the payload decoder.

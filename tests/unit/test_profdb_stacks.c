@@ -1,5 +1,5 @@
 /*
- * profdb/stacks.c: stack profiles encode and decode, merge as addition
+ * profdb/stacks*.c: stack profiles encode and decode, merge as addition
  * (equal stacks add up, images are matched by key whatever their index),
  * are read back by selection, and refuse damage with a message.
  */
