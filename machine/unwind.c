@@ -251,7 +251,9 @@ static int step_cfi(walk *w, const cfi_row *r, uint32_t ra_reg, bool leaf, bool 
             break;              /* same value */
         }
     }
-    if (ra_reg >= 32 || r->r[ra_reg].kind == CFI_UNDEF) {
+    if (ra_reg >= 32)
+        return AXP_STK_NOUNWIND;    /* a return address in no integer register */
+    if (r->r[ra_reg].kind == CFI_UNDEF) {
         *ret = 0;               /* the outermost frame says so */
         return AXP_STK_COMPLETE;
     }
