@@ -254,6 +254,8 @@ uint64_t cpod_start_merge(cpod *d, bool new_epoch)
     j->new_epoch = new_epoch;
     j->samples = s->samples;
     j->unknown = s->unknown;
+    j->stk = d->stk;
+    cpod_stackset_init(&d->stk);
     for (size_t b = 0; b < s->nb; b++)
         for (cpod_prof *p = s->tab[b], *next; p; p = next) {
             next = p->next;
@@ -345,6 +347,10 @@ void cpod_report(cpod *d, const cpod_job *j, char *out, size_t size)
                       " lost)\n",
                       j->values->records, lists, j->values->nimg, j->values->unmapped, j->values->lost);
     }
+    if (d->stacks + d->stacks_lost && n > 0 && (size_t)n < size)
+        n += snprintf(out + n, size - n, "stacks %" PRIu64 " flushed (%" PRIu64 " frames, %" PRIu64
+                      " unknown); since start %" PRIu64 " taken, %" PRIu64 " lost\n",
+                      j->stk.stacks, j->stk.frames, j->stk.unknown_frames, d->stacks, d->stacks_lost);
     for (const cpod_region *r = d->regions; r && n > 0 && (size_t)n < size; r = r->next)
         if (r->timed_out)
             n += snprintf(out + n, size - n, "unanswered: machine %.150s did not answer the flush; "
@@ -526,6 +532,7 @@ cpod *cpod_open(const cpod_options *o, char *msg, size_t msg_size)
     pthread_cond_init(&d->cv, NULL);
     cpod_images_init(&d->images, o->per_process, o->nper_process);
     cpod_profset_init(&d->live);
+    cpod_stackset_init(&d->stk);
     if (!d->o.drain_ms)
         d->o.drain_ms = DEF_DRAIN_MS;
     if (!d->o.flush_ms)
@@ -790,6 +797,7 @@ void cpod_close(cpod *d)
     cpod_job_free(d->retry);
     cpod_profset_free(&d->live, &d->images);
     cpod_vset_free(&d->vlive);
+    cpod_stackset_free(&d->stk);
     cpod_images_free(&d->images);
     cpod_intern_free();
     free_ignored(true);

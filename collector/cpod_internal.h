@@ -21,8 +21,10 @@
 
 #include "collector/cpod.h"
 #include "collector/driver.h"
+#include "collector/driver_stacks.h"
 #include "profdb/profdb.h"
 #include "profdb/values.h"
+#include "profdb/stacks.h"
 
 #define CPOD_PAGE          8192u      /* Alpha's page size */
 #define CPOD_MAX_CLIENTS   256        /* control clients served at once; more get a refusal */
@@ -145,6 +147,8 @@ bool cpod_procs_notice(cpod_procs *p, const drv_notice *n, uint64_t gen);
 const cpod_map *cpod_procs_lookup(cpod_procs *p, uint32_t pid, uint64_t pc);
 /* The program a process runs (its first image since the last exec), or NULL. */
 cpod_image *cpod_procs_exe(cpod_procs *p, uint32_t pid);
+/* The distinct images of pid's current map, dead or alive (at most max). */
+size_t cpod_procs_images(cpod_procs *p, uint32_t pid, cpod_image **out, size_t max);
 /* Forget exited processes and pre-exec maps older than flush done_gen. */
 void cpod_procs_reap(cpod_procs *p, uint64_t done_gen);
 /* Every process as notices that rebuild it (for the journal). */
@@ -181,6 +185,23 @@ bool cpod_prof_add(cpod_prof *p, uint64_t off, uint64_t count, double period);
 void cpod_prof_free(cpod_prof *p, cpod_images *im);
 /* The profile's pairs, sorted by offset, malloc'd. */
 profdb_entry *cpod_prof_entries(const cpod_prof *p);
+
+/* ---- stacks between merges (cpod_stacks.c) ---------------------------------- */
+
+typedef struct cpod_stk cpod_stk;
+typedef struct cpod_stkgroup cpod_stkgroup;
+typedef struct cpod_stackset {
+    cpod_stkgroup *groups;     /* one per (image set, event) */
+    uint64_t stacks, frames, unknown_frames;
+} cpod_stackset;
+
+void cpod_stackset_init(cpod_stackset *s);
+void cpod_stackset_free(cpod_stackset *s);
+/* Count one record, its frames mapped through procs.  false: out of memory. */
+bool cpod_stacks_add(cpod_stackset *s, cpod_procs *procs, const char *event, const drv_stack_rec *r);
+/* Merge every group into db; the groups stored leave s.  false with err
+ * set when some could not be stored (they stay in s). */
+bool cpod_stacks_merge(cpod_stackset *s, profdb *db, const char *host, profdb_error *err);
 
 /* ---- journal (cpod_journal.c) ---------------------------------------------- */
 
@@ -248,6 +269,7 @@ typedef struct cpod_region {
     char *path, *meta_path, *jpath;
     char label[160];       /* for the log: the machine's name */
     drvc *c;
+    drv_stacks *stk;       /* its stack rings, once the machine made them */
     unsigned ncpus;
     cpod_meta *meta;       /* NULL: the standard events */
     cpod_evdef ev[256];
@@ -352,6 +374,7 @@ typedef struct cpod_job {
     cpod_pin *pins;
     size_t n;
     uint64_t samples, unknown;
+    cpod_stackset stk;     /* the generation's stacks (not journalled) */
     char epoch[PROFDB_EPOCH_MAX];
     /* results */
     bool ok;
@@ -407,6 +430,8 @@ struct cpod {
     cpod_images images;
     cpod_profset live;
     cpod_vset vlive;       /* value lists since the last merge */
+    cpod_stackset stk;     /* stacks taken since the last merge started */
+    uint64_t stacks, stacks_lost;   /* stacks taken; stacks lost to memory or the database */
     cpod_region *regions;
     cpod_client *clients;
 

@@ -46,6 +46,7 @@ void cpod_job_free(cpod_job *j)
         cpod_vset_free(j->values);
         free(j->values);
     }
+    cpod_stackset_free(&j->stk);
     free(j);
 }
 
@@ -430,6 +431,10 @@ void cpod_merge_run(cpod *d, cpod_job *j)
             goto out;
     }
     if (j->values && !cpod_values_store(d, j->values, &err))
+        goto out;
+    /* Stacks after the profiles: not journalled, so a retry after a
+     * failure finds here only the groups not stored yet. */
+    if (!cpod_stacks_merge(&j->stk, d->db, d->host, &err))
         goto out;
     if (write_merged(d, j->gen)) {
         char path[CPOD_PATH_MAX + 64];

@@ -280,6 +280,20 @@ cpod_image *cpod_procs_exe(cpod_procs *p, uint32_t pid)
     return x && !x->dead ? x->exe : NULL;
 }
 
+size_t cpod_procs_images(cpod_procs *p, uint32_t pid, cpod_image **out, size_t max)
+{
+    cpod_proc *x = find(p, pid);
+    size_t n = 0;
+    for (uint32_t i = 0; x && i < x->n; i++) {
+        size_t k = 0;
+        while (k < n && out[k] != x->map[i].img)
+            k++;
+        if (k == n && n < max)
+            out[n++] = x->map[i].img;
+    }
+    return n;
+}
+
 void cpod_procs_reap(cpod_procs *p, uint64_t done_gen)
 {
     p->last = NULL;

@@ -183,6 +183,29 @@ static int on_values(void *ctx, const drv_value_batch *b)
     return 0;
 }
 
+/* A stack from the region's rings: mapped now, while the process's map
+ * holds (before the flush that lets a dead process be reaped). */
+static int on_stack(void *ctx, unsigned cpu, const drv_stack_rec *rec)
+{
+    cpod_region *r = ctx;
+    (void)cpu;
+    const cpod_evdef *ev = event_of(r, rec->event);
+    if (cpod_stacks_add(&r->d->stk, &r->procs, ev->name, rec))
+        r->d->stacks++;
+    else
+        r->d->stacks_lost++;
+    return 0;
+}
+
+static void take_stacks(cpod_region *r)
+{
+    drv_error err;
+    if (!r->stk && !(r->stk = drv_stacks_open(r->path, &err)))
+        return;     /* a machine without stacks, or not made yet */
+    if (drv_stacks_take(r->stk, on_stack, r, &err) < 0)
+        cpod_log("%s: %s", r->name, err.msg);
+}
+
 static drvc_sink sink_of(cpod_region *r)
 {
     return (drvc_sink){ on_entries, on_notice, r };
@@ -282,6 +305,7 @@ void cpod_region_free(cpod_region *r)
         return;
     if (r->c)
         drvc_close(r->c);
+    drv_stacks_close(r->stk);
     cpod_journal_close(&r->j);
     cpod_procs_free(&r->procs);
     cpod_buf_free(&r->snap);
@@ -408,9 +432,11 @@ int cpod_region_collect(cpod_region *r)
         failed(r, rc, &err);
         return 0;
     }
+    take_stacks(r);
     if (producer_gone(r)) {
         int k = drvc_salvage(r->c, &s, &err);
         if (k == DRV_OK) {
+            take_stacks(r);
             cpod_procs_free(&r->procs);
             r->lmap = NULL;
             gone(r);
@@ -435,6 +461,7 @@ void cpod_region_flush(cpod_region *r)
     int rc = drvc_flush(r->c, timeout, &s, &err);
     if (rc == DRV_OK) {
         r->done_gen = r->flush_gen;
+        take_stacks(r);
         cpod_procs_reap(&r->procs, r->done_gen);
         r->lmap = NULL;
         if (r->timed_out)
@@ -486,6 +513,7 @@ void cpod_region_remove(cpod_region *r)
      * merged; the description last. */
     if (unlink(r->path) != 0 && errno != ENOENT)
         cpod_log("%s: cannot remove: %s", r->path, strerror(errno));
+    drv_stacks_unlink(r->path);
     unlink(r->jpath);
     size_t n = strlen(r->jpath) + 8;
     char *tmp = malloc(n);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collector/driver_stacks.h"
 #include "collector/producer.h"
 
 const char *const drv_prod_mode_names[3] = { "private", "driver", "cpod" };
@@ -23,6 +24,9 @@ struct drv_producer {
     char region[CPOD_PATH_MAX + 128];
     uint64_t entries, samples, notices;   /* drained (private) */
     uint64_t values;
+    bool want_stacks;
+    drv_stacks *stk;               /* the stack rings, with stacks on */
+    uint64_t stk_taken, stk_frames;       /* drained (private) */
     bool drain_failed;
     char drain_msg[600];
 };
@@ -54,12 +58,26 @@ static int count_values(void *ctx, const drv_value_batch *b)
 /* Take every full overflow buffer (and the notices) now.  A failure is
  * kept for drv_producer_finish to report; draining stops, and what the
  * region then holds is still counted in its counters. */
+static int count_stack(void *ctx, unsigned cpu, const drv_stack_rec *r)
+{
+    drv_producer *p = ctx;
+    (void)cpu;
+    p->stk_taken++;
+    p->stk_frames += r->n;
+    return 0;
+}
+
 static void drain(drv_producer *p)
 {
     if (!p->c || p->drain_failed)
         return;
     drvc_sink s = { count_entries, count_notice, p };
     drv_error e;
+    if (p->stk && drv_stacks_take(p->stk, count_stack, p, &e) < 0) {
+        p->drain_failed = true;
+        snprintf(p->drain_msg, sizeof p->drain_msg, "%s", e.msg);
+        return;
+    }
     if (drvc_collect(p->c, 0, &s, &e) < 0) {
         p->drain_failed = true;
         snprintf(p->drain_msg, sizeof p->drain_msg, "%s", e.msg);
@@ -115,6 +133,12 @@ static int open_private(drv_producer *p, drv_policy policy, unsigned values, cha
             snprintf(err, errsz, "%s", e.msg);
         else if (reserve(path, err, errsz) == 0 && !(p->c = drvc_open(path, 0, &e)))
             snprintf(err, errsz, "%s", e.msg);
+        else if (p->want_stacks && !(p->stk = drv_stacks_create(path, p->ncpus, 0, &e))) {
+            snprintf(err, errsz, "%s", e.msg);
+            drvc_close(p->c);
+            p->c = NULL;
+        }
+        drv_stacks_unlink(path);
         unlink(path);
         rmdir(dir);
         if (p->c) {
@@ -167,9 +191,17 @@ drv_producer *drv_producer_open(const drv_producer_options *o, char *err, size_t
     }
     p->mode = o->mode;
     p->ncpus = o->ncpus;
+    p->want_stacks = o->stacks;
     int rc = o->mode == DRV_PROD_CPOD   ? open_cpod(p, o, err, errsz)
              : o->mode == DRV_PROD_PATH ? open_path(p, o, err, errsz)
                                         : open_private(p, o->policy, o->value_entries, err, errsz);
+    if (rc == 0 && o->stacks && o->mode != DRV_PROD_PRIVATE) {
+        drv_error e;
+        if (!(p->stk = drv_stacks_create(p->region, p->ncpus, 0, &e))) {
+            snprintf(err, errsz, "%s", e.msg);
+            rc = -1;
+        }
+    }
     if (rc) {
         drv_producer_close(p);
         return NULL;
@@ -213,6 +245,32 @@ int drv_producer_value(drv_producer *p, unsigned cpu, const drv_value *v)
 uint64_t drv_producer_drained_values(const drv_producer *p)
 {
     return p->values;
+}
+
+int drv_producer_stack(drv_producer *p, unsigned cpu, uint32_t pid, unsigned event, unsigned end,
+                       const uint64_t *pc, unsigned n)
+{
+    if (!p->stk)
+        return DRV_EINVAL;
+    int rc = drv_stack_put(p->stk, cpu, pid, event, end, pc, n);
+    /* a private ring stalls and drains, as the sample path does */
+    if (rc == DRV_FULL && p->c && !p->drain_failed) {
+        drain(p);
+        rc = drv_stack_put(p->stk, cpu, pid, event, end, pc, n);
+    }
+    if (rc == DRV_FULL)
+        drv_stacks_lost(p->stk, cpu);
+    return rc;
+}
+
+void drv_producer_stacks(const drv_producer *p, drv_stacks_counters *c, uint64_t *taken,
+                         uint64_t *frames)
+{
+    memset(c, 0, sizeof *c);
+    if (p->stk)
+        drv_stacks_counters_get(p->stk, c);
+    *taken = p->stk_taken;
+    *frames = p->stk_frames;
 }
 
 void drv_producer_poll(drv_producer *p, unsigned cpu)
@@ -271,6 +329,7 @@ void drv_producer_close(drv_producer *p)
 {
     if (!p)
         return;
+    drv_stacks_close(p->stk);
     drvc_close(p->c);
     drv_close(p->d);
     free(p);

@@ -19,10 +19,12 @@
 #ifndef COLLECTOR_PRODUCER_H
 #define COLLECTOR_PRODUCER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "collector/cpod.h"
 #include "collector/driver.h"
+#include "collector/driver_stacks.h"
 
 typedef enum { DRV_PROD_PRIVATE, DRV_PROD_PATH, DRV_PROD_CPOD } drv_prod_mode;
 extern const char *const drv_prod_mode_names[3];   /* "private", "driver", "cpod" */
@@ -37,6 +39,7 @@ typedef struct drv_producer_options {
     size_t nevents;
     const char *name;              /* CPOD: the source, for the daemon's log */
     unsigned value_entries;        /* value rings of this many records per CPU; 0: none */
+    bool stacks;                   /* also stack rings (collector/driver_stacks.h) */
 } drv_producer_options;
 
 typedef struct drv_producer drv_producer;
@@ -51,6 +54,15 @@ const char *drv_producer_region(const drv_producer *p);
  * caller counts as rejected.  A private region that is full is drained
  * here and the sample tried again: it stalls rather than drops. */
 int drv_producer_sample(drv_producer *p, unsigned cpu, uint32_t pid, uint64_t pc, unsigned event);
+/* A sample's stack (after its drv_producer_sample): DRV_OK, or DRV_FULL
+ * when the ring had no room even after draining a private one: the stack
+ * is counted lost.  DRV_EINVAL without stacks or out of range. */
+int drv_producer_stack(drv_producer *p, unsigned cpu, uint32_t pid, unsigned event, unsigned end,
+                       const uint64_t *pc, unsigned n);
+/* The rings' counters, and what a private region's consumer took. */
+void drv_producer_stacks(const drv_producer *p, drv_stacks_counters *c, uint64_t *taken,
+                         uint64_t *frames);
+
 /* A safe point of one CPU: hand buffers over, and drain a private region. */
 void drv_producer_poll(drv_producer *p, unsigned cpu);
 /* The end: a private region is flushed and drained to the last entry.

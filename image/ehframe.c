@@ -83,6 +83,7 @@ static bool parse_cie(eh_frame *e, size_t off, size_t size, eh_cie *c, char *err
     } else if (!leb128_read_u(&p, end, &ra)) {
         return efail(err, errlen, "CIE at 0x%zx truncated", off);
     }
+    c->ra_reg = ra > UINT32_MAX ? UINT32_MAX : (uint32_t)ra;   /* checked by its users */
     const uint8_t *augend = NULL;
     for (size_t i = 0; i < alen; i++) {
         switch (aug[i]) {

@@ -21,6 +21,7 @@ enum {
 typedef struct eh_cie {
     size_t off, size;            /* the whole record in the section */
     cfi_cie_info ci;
+    uint32_t ra_reg;             /* the return address column, as read: may be out of range */
     bool z, sig;                 /* 'z' augmentation; 'S': a signal frame */
     uint8_t lsda_enc;            /* PE_OMIT when no 'L' */
     uint8_t pers_enc;            /* PE_OMIT when no 'P' */

@@ -129,6 +129,10 @@ bool mm_range_free(const mm *x, uint64_t start, uint64_t len);
 
 /* Guest access from the kernel: return 0 or -EFAULT (Alpha errno). */
 int mem_read(mm *x, uint64_t va, void *buf, size_t n);
+/* A read that changes nothing: no page made present, no file page read,
+ * no fault; false unless every byte is in a page the guest has touched
+ * and may read (stack walks at samples). */
+bool mem_peek(const mm *x, uint64_t va, void *buf, size_t n);
 int mem_write(mm *x, uint64_t va, const void *buf, size_t n);
 int mem_write_force(mm *x, uint64_t va, const void *buf, size_t n); /* ignores W */
 int mem_zero(mm *x, uint64_t va, size_t n);
@@ -364,6 +368,11 @@ typedef struct cpu {
     struct cycles_core *core;   /* its cycle model (timing.c), or NULL */
     struct cycles_front *front; /* the model's front end, which the executor drives (never
                                    through core: the model's thread writes core's lines) */
+    /* with stacks on (unwind.c): the block last retired here, the state
+     * its thread's registers are in */
+    thread *st_t;
+    uint64_t st_first, st_last, st_next;
+    uint32_t st_word;
 } cpu;
 
 /* Per-process summary kept after the process is gone. */
@@ -431,6 +440,8 @@ struct axp_machine {
     bool want_costs;        /* the retire hook gets each instruction's cost (costs.c) */
     struct costs *costs;    /* per CPU, with want_costs */
     struct exact *x;
+    struct unwinder *uw;    /* stack walks at samples (unwind.c), NULL when off */
+    const axp_stack *sample_stack;  /* the sample being delivered's, for the hook */
 
     uint8_t nosys_seen[1024 / 8];
     int trace;           /* AXP_TRACE: 1 logs system calls, 2 also blocks */

@@ -18,6 +18,7 @@
 #include "machine/exact.h"
 #include "machine/linux.h"
 #include "machine/ops.h"
+#include "machine/unwind.h"
 
 static inline uint64_t sext32(uint64_t v) { return (uint64_t)(int64_t)(int32_t)v; }
 static inline uint64_t sext16(uint64_t v) { return (uint64_t)(int64_t)(int16_t)v; }
@@ -166,6 +167,9 @@ static inline void retire_block(thread *t, const block *b, uint32_t n, uint64_t 
     if (core && b->ti && n) {
         if (unlikely(m->costs))
             costs_block(m, m->curcpu->id, b->pc, n);
+        if (unlikely(m->uw))
+            unwind_block(m, m->curcpu->id, t, b->pc, b->pc + 4 * (uint64_t)(n - 1), b->ins[n - 1].word,
+                         next_pc);
         if (m->tt)
             tthread_block(m->tt, m->curcpu->id, m->curcpu->front, b, n, t->ea, next_pc);
         else

@@ -19,6 +19,7 @@
 #include "common/json.h"
 #include "machine/axp.h"
 #include "machine/linux.h"
+#include "machine/unwind.h"
 
 #define DEFAULT_QUANTUM 20000
 #define DEFAULT_MHZ 500
@@ -198,6 +199,7 @@ void axp_free(axp_machine *m)
         return;
     timing_free(m);
     values_free(m);
+    unwind_free(m);
     for (thread *t = m->threads, *nx; t; t = nx) {
         nx = t->all_next;
         free(t->wdata);
@@ -324,6 +326,7 @@ int axp_write_stats(axp_machine *m, FILE *f)
     if (m->hook && !m->tm)
         fprintf(f, "  \"timed_executor\": true,\n  \"hook_retired\": %" PRIu64 ",\n", m->hook_retired);
     timing_write_stats(m, f);
+    unwind_write_stats(m, f);
     if (m->stats_extra)
         m->stats_extra(m->stats_extra_ctx, f);
     fprintf(f, "  \"per_cpu\": [");

@@ -189,6 +189,32 @@ bool axp_pmu_values(const axp_machine *m);
 typedef void (*axp_sample_hook)(void *ctx, int cpu, int pid, uint64_t pc, unsigned event);
 void axp_set_sample_hook(axp_machine *m, axp_sample_hook fn, void *ctx);
 
+/* Calling contexts at samples (--stacks, docs/machine.md "Stacks at
+ * samples"): at every PMU sample the interrupted thread's stack is walked
+ * with the .eh_frame of the images mapped in its process, or a prologue
+ * scan where an image has none, up to depth frames.  Turns the model
+ * thread off: the walk needs the registers of the very block sampled. */
+#define AXP_STACK_DEPTH 64
+#define AXP_STACK_DEPTH_MAX 1024
+/* Why a walk stopped.  COMPLETE: the outermost frame (its return address
+ * is undefined or zero); every other reason truncates the stack there. */
+enum {
+    AXP_STK_COMPLETE, AXP_STK_DEPTH, AXP_STK_NOIMAGE, AXP_STK_NOUNWIND, AXP_STK_UNREADABLE,
+    AXP_STK_CORRUPT, AXP_STK_SIGNAL, AXP_STK_STATE, AXP_STK_NEND
+};
+extern const char *const axp_stack_end_names[AXP_STK_NEND];
+typedef struct axp_stack {
+    unsigned n;              /* frames in pc[], leaf first */
+    unsigned end;            /* AXP_STK_*: why the walk stopped */
+    unsigned fallback;       /* frames unwound by the prologue scan */
+    const uint64_t *pc;      /* the sampled pc, then each caller's call
+                              * instruction (its return address - 4) */
+} axp_stack;
+int axp_set_stacks(axp_machine *m, unsigned depth, char *err, size_t errsz);
+/* Inside the sample hook: the stack of the sample being delivered; NULL
+ * when stacks are off. */
+const axp_stack *axp_sample_stack(const axp_machine *m);
+
 /* A safe point of CPU cpu, once per scheduling round, busy or idle. */
 typedef void (*axp_poll_hook)(void *ctx, int cpu);
 void axp_set_poll_hook(axp_machine *m, axp_poll_hook fn, void *ctx);

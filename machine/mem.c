@@ -539,6 +539,24 @@ static int copy(mm *x, uint64_t va, void *buf, size_t n, int dir, bool force)
     return 0;
 }
 
+bool mem_peek(const mm *x, uint64_t va, void *buf, size_t n)
+{
+    uint8_t *b = buf;
+    while (n) {
+        const pte *p = mm_pte((mm *)x, va, false);
+        if (!p || !(p->flags & PTE_MAPPED) || !(p->prot & GP_R) || !p->f)
+            return false;
+        size_t in = PG_SIZE - (va & PG_MASK);
+        if (in > n)
+            in = n;
+        memcpy(b, p->f->data + (va & PG_MASK), in);
+        b += in;
+        va += in;
+        n -= in;
+    }
+    return true;
+}
+
 int mem_read(mm *x, uint64_t va, void *buf, size_t n) { return copy(x, va, buf, n, GP_R, false); }
 int mem_write(mm *x, uint64_t va, const void *buf, size_t n) { return copy(x, va, (void *)buf, n, GP_W, false); }
 int mem_write_force(mm *x, uint64_t va, const void *buf, size_t n) { return copy(x, va, (void *)buf, n, GP_W, true); }

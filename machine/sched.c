@@ -268,6 +268,7 @@ static void run_cpu(machine *m, cpu *c)
                 break;
             c->cur = t;
             t->cpu = c->id;
+            c->st_t = NULL;     /* no block of t's retired here yet (unwind.c) */
         }
         if (t->state != T_RUNNABLE) {
             c->cur = NULL;

@@ -12,6 +12,7 @@
 #include "machine/axp.h"
 #include "machine/cycles.h"
 #include "machine/pmu.h"
+#include "machine/unwind.h"
 
 typedef struct truth_ent {
     uint64_t key;            /* pid << 44 | pc >> 2, 0 = empty */
@@ -232,8 +233,11 @@ static void sample_sink(void *ctx, int cpuno, uint64_t pc, int ev)
         if (e)
             e->samples[ev]++;
     }
+    if (m->uw)
+        m->sample_stack = unwind_sample(m, cpuno, pc);
     if (m->shook)
         m->shook(m->shook_ctx, cpuno, (int)pid, pc, (unsigned)ev);
+    m->sample_stack = NULL;
 }
 
 int timing_start(machine *m, char *err, size_t errsz)
@@ -288,8 +292,9 @@ int timing_start(machine *m, char *err, size_t errsz)
      * must still be on the CPU: the model stays on the executor's thread. */
     if (t->pmu_on && t->pc.values)
         return values_start(m, err, errsz);
-    /* the hook wants costs in step with the instructions: model inline */
-    m->tt = m->want_costs ? NULL : tthread_start(m);
+    /* the hook wants costs in step with the instructions, and a stack
+     * walk needs the registers of the block sampled: model inline */
+    m->tt = m->want_costs || m->uw ? NULL : tthread_start(m);
     return 0;
 oom:
     snprintf(err, errsz, "out of memory setting up the cycle model");

@@ -60,4 +60,15 @@ bool pd_walk_named(profdb *db, const char *epoch, const char *host, const char *
 int pd_lock_dir(profdb *db, const char *dir, const char *risk, profdb_error *err);
 bool pd_current_or_create(profdb *db, char name[PROFDB_EPOCH_MAX], profdb_error *err);
 
+/* stacks.c: what the stack files share */
+struct profdb_stacks;
+struct profdb_stack;
+int pd_stack_cmp(const void *a, const void *b);     /* the canonical order */
+/* Append images and stacks (frames indexing those images) to a; a is not
+ * normalised afterwards. */
+bool pd_stacks_append(struct profdb_stacks *a, size_t nimages, const char *const *keys,
+                      const char *const *paths, const struct profdb_stack *s, size_t n,
+                      profdb_error *err);
+bool pd_stacks_add(struct profdb_stacks *a, const struct profdb_stacks *b, profdb_error *err);
+
 #endif

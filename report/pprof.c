@@ -118,6 +118,9 @@ typedef struct {
     uint64_t nstrings;
     strmap funcs;
     uint64_t nfuncs;
+    strmap locs;         /* "IMAGE:OFFSET" -> location id */
+    uint64_t nlocs;
+    const bool *stacked; /* per event: its samples come from stacks */
     pb_buf functions;    /* encoded Function messages */
     pb_buf tmp;
     bool failed;
@@ -201,7 +204,55 @@ static void extent(const est_image *im, uint64_t *lo, uint64_t *hi, uint64_t *fi
         *lo = *hi = 0;
 }
 
-static void encode_image(builder *b, pb_buf *out, const est_set *s, size_t ii, uint64_t *next_loc)
+/* The location of (image ii, offset), made on first use. */
+static uint64_t location(builder *b, pb_buf *out, const est_set *s, size_t ii, uint64_t off, bool *any_line)
+{
+    const est_image *im = &s->images[ii];
+    char key[64], buf[300];
+    snprintf(key, sizeof key, "%zu:%" PRIx64, ii, off);
+    uint64_t loc, fid;
+    bool added;
+    if (!map_get(&b->locs, key, b->nlocs + 1, &loc, &added)) {
+        b->failed = true;
+        return 0;
+    }
+    if (!added)
+        return loc;
+    b->nlocs++;
+    unsigned line = 0;
+    if (im->status == EST_IMAGE_READ) {
+        uint64_t start, end;
+        const char *name = est_procedure_at(im->img, off, buf, sizeof buf, &start, &end);
+        const char *file = im->path, *sfile, *sfunc;
+        unsigned sline = 0;
+        if (start && image_source_line(im->img, start, &sfile, &sline, &sfunc) && sfile)
+            file = sfile;
+        else
+            sline = 0;
+        fid = function(b, ii, start, name, file, sline);
+        if (image_source_line(im->img, off, &sfile, &line, &sfunc) && sfile)
+            *any_line = true;
+        else
+            line = 0;
+    } else {
+        fid = function(b, ii, 0, im->status == EST_IMAGE_UNKNOWN ? EST_UNKNOWN_NAME : EST_NOT_READ_NAME,
+                       im->path, 0);
+    }
+    pb_buf *t = &b->tmp, ln = { 0 };
+    pb_reset(t);
+    pb_uint(t, L_ID, loc);
+    pb_uint(t, L_MAPPING_ID, ii + 1);
+    pb_uint(t, L_ADDRESS, off);
+    pb_uint(&ln, LN_FUNCTION_ID, fid);
+    if (line)
+        pb_uint(&ln, LN_LINE, line);
+    pb_message(t, L_LINE, &ln);
+    pb_free(&ln);
+    pb_message(out, P_LOCATION, t);
+    return loc;
+}
+
+static void encode_image(builder *b, pb_buf *out, const est_set *s, size_t ii, bool *any_line)
 {
     const est_image *im = &s->images[ii];
     size_t nev = s->nevents;
@@ -210,51 +261,95 @@ static void encode_image(builder *b, pb_buf *out, const est_set *s, size_t ii, u
         b->failed = true;
         return;
     }
-    bool any_line = false;
-    char buf[300];
     for (size_t i = 0; i < im->n; i++) {
-        uint64_t off = im->offsets[i], loc = (*next_loc)++, fid;
-        unsigned line = 0;
-        if (im->status == EST_IMAGE_READ) {
-            uint64_t start, end;
-            const char *name = est_procedure_at(im->img, off, buf, sizeof buf, &start, &end);
-            const char *file = im->path, *sfile, *sfunc;
-            unsigned sline = 0;
-            if (start && image_source_line(im->img, start, &sfile, &sline, &sfunc) && sfile)
-                file = sfile;
-            else
-                sline = 0;
-            fid = function(b, ii, start, name, file, sline);
-            if (image_source_line(im->img, off, &sfile, &line, &sfunc) && sfile)
-                any_line = true;
-            else
-                line = 0;
-        } else {
-            fid = function(b, ii, 0,
-                           im->status == EST_IMAGE_UNKNOWN ? EST_UNKNOWN_NAME : EST_NOT_READ_NAME,
-                           im->path, 0);
+        uint64_t loc = location(b, out + 1, s, ii, im->offsets[i], &any_line[ii]);
+        bool some = false;
+        for (size_t e = 0; e < nev; e++) {
+            /* an event whose samples come with stacks is written there */
+            vals[e] = b->stacked && b->stacked[e] ? 0 : clamp(im->counts[i * nev + e]);
+            some |= vals[e] != 0;
         }
-        pb_buf *t = &b->tmp, ln = { 0 };
-        pb_reset(t);
-        pb_uint(t, L_ID, loc);
-        pb_uint(t, L_MAPPING_ID, ii + 1);
-        pb_uint(t, L_ADDRESS, off);
-        pb_uint(&ln, LN_FUNCTION_ID, fid);
-        if (line)
-            pb_uint(&ln, LN_LINE, line);
-        pb_message(t, L_LINE, &ln);
-        pb_free(&ln);
-        pb_message(out + 1, P_LOCATION, t);
-
+        if (!some)
+            continue;
+        pb_buf *t = &b->tmp;
         pb_reset(t);
         pb_packed(t, S_LOCATION_ID, &loc, 1);
-        for (size_t e = 0; e < nev; e++)
-            vals[e] = clamp(im->counts[i * nev + e]);
         pb_packed(t, S_VALUE, vals, nev);
         pb_message(out + 0, P_SAMPLE, t);
     }
     free(vals);
+}
 
+/* A frame in an image with no samples in the selection: a location of no
+ * mapping, named as the stacks name it. */
+static uint64_t stray_location(builder *b, pb_buf *out, const char *key, uint64_t off, const char *name)
+{
+    char k[PROFDB_KEY_MAX + 40];
+    snprintf(k, sizeof k, "%s:%" PRIx64 ":stray", key, off);
+    uint64_t loc;
+    bool added;
+    if (!map_get(&b->locs, k, b->nlocs + 1, &loc, &added)) {
+        b->failed = true;
+        return 0;
+    }
+    if (added) {
+        b->nlocs++;
+        uint64_t fid = function(b, SIZE_MAX, 0, name, key, 0);
+        pb_buf *t = &b->tmp, ln = { 0 };
+        pb_reset(t);
+        pb_uint(t, L_ID, loc);
+        pb_uint(t, L_ADDRESS, off);
+        pb_uint(&ln, LN_FUNCTION_ID, fid);
+        pb_message(t, L_LINE, &ln);
+        pb_free(&ln);
+        pb_message(out, P_LOCATION, t);
+    }
+    return loc;
+}
+
+/* Event e's samples as stacks: one Sample per stack, leaf first. */
+static void encode_stacks(builder *b, pb_buf *out, const est_set *s, size_t e, const est_stacks *k,
+                          bool *any_line)
+{
+    size_t nev = s->nevents;
+    size_t *ix = malloc((k->st.nimages + 1) * sizeof *ix);
+    uint64_t *vals = calloc(nev, sizeof *vals);
+    uint64_t *locs = malloc(PROFDB_STACK_MAX_FRAMES * sizeof *locs);
+    if (!ix || !vals || !locs) {
+        b->failed = true;
+        goto out;
+    }
+    for (size_t i = 0; i < k->st.nimages; i++) {
+        ix[i] = SIZE_MAX;
+        for (size_t j = 0; j < s->nimages; j++)
+            if (!strcmp(s->images[j].key, k->st.img[i].key))
+                ix[i] = j;
+    }
+    for (size_t i = 0; i < k->st.n && !b->failed; i++) {
+        const profdb_stack *st = &k->st.s[i];
+        for (uint32_t j = 0; j < st->n; j++) {
+            const profdb_frame *f = &st->f[j];
+            locs[j] = ix[f->image] != SIZE_MAX
+                      ? location(b, out + 1, s, ix[f->image], f->offset, &any_line[ix[f->image]])
+                      : stray_location(b, out + 1, k->st.img[f->image].key, f->offset,
+                                       k->name[(size_t)(f - k->st.frames)]);
+        }
+        vals[e] = clamp(st->count);
+        pb_buf *t = &b->tmp;
+        pb_reset(t);
+        pb_packed(t, S_LOCATION_ID, locs, st->n);
+        pb_packed(t, S_VALUE, vals, nev);
+        pb_message(out + 0, P_SAMPLE, t);
+    }
+out:
+    free(ix);
+    free(vals);
+    free(locs);
+}
+
+static void encode_mapping(builder *b, pb_buf *out, const est_set *s, size_t ii, bool any_line)
+{
+    const est_image *im = &s->images[ii];
     uint64_t lo, hi, file_off;
     extent(im, &lo, &hi, &file_off);
     char idbuf[2 * PROFDB_MAX_BUILD_ID + 1];
@@ -275,7 +370,20 @@ static void encode_image(builder *b, pb_buf *out, const est_set *s, size_t ii, u
 
 bool est_pprof_encode(const est_set *s, uint8_t **out, size_t *size, est_error *err)
 {
+    return est_pprof_encode_stacks(s, NULL, out, size, err);
+}
+
+bool est_pprof_encode_stacks(const est_set *s, const est_stacks *const *stk, uint8_t **out, size_t *size,
+                             est_error *err)
+{
     builder b = { 0 };
+    bool *stacked = calloc(s->nevents + 1, sizeof *stacked);
+    bool *any_line = calloc(s->nimages + 1, sizeof *any_line);
+    if (!stacked || !any_line)
+        b.failed = true;
+    for (size_t e = 0; stk && stacked && e < s->nevents; e++)
+        stacked[e] = stk[e] && stk[e]->samples == s->totals[e];
+    b.stacked = stacked;
     pb_buf parts[3] = { { 0 } };   /* samples, locations, mappings */
     pb_buf head = { 0 };
     str(&b, "");                   /* index 0 is always the empty string */
@@ -286,9 +394,13 @@ bool est_pprof_encode(const est_set *s, uint8_t **out, size_t *size, est_error *
         pb_uint(&b.tmp, VT_UNIT, count);
         pb_message(&head, P_SAMPLE_TYPE, &b.tmp);
     }
-    uint64_t next_loc = 1;
     for (size_t i = 0; i < s->nimages && !b.failed; i++)
-        encode_image(&b, parts, s, i, &next_loc);
+        encode_image(&b, parts, s, i, any_line);
+    for (size_t e = 0; e < s->nevents && !b.failed; e++)
+        if (stacked[e])
+            encode_stacks(&b, parts, s, e, stk[e], any_line);
+    for (size_t i = 0; i < s->nimages && !b.failed; i++)
+        encode_mapping(&b, parts, s, i, any_line[i]);
     if (s->nevents) {
         double period = est_mean_period(s->period_sums[0], s->totals[0]);
         pb_reset(&b.tmp);
@@ -329,6 +441,9 @@ bool est_pprof_encode(const est_set *s, uint8_t **out, size_t *size, est_error *
     pb_free(&b.tmp);
     map_free(&b.strings);
     map_free(&b.funcs);
+    map_free(&b.locs);
+    free(stacked);
+    free(any_line);
     if (b.failed) {
         free(all.data);
         if (err)
@@ -380,9 +495,15 @@ static bool gzip(const uint8_t *in, size_t n, uint8_t **out, size_t *outn)
 
 bool est_pprof_write(const est_set *s, const char *file, est_error *err)
 {
+    return est_pprof_write_stacks(s, NULL, file, err);
+}
+
+bool est_pprof_write_stacks(const est_set *s, const est_stacks *const *stk, const char *file,
+                            est_error *err)
+{
     uint8_t *raw, *gz;
     size_t n, gn;
-    if (!est_pprof_encode(s, &raw, &n, err))
+    if (!est_pprof_encode_stacks(s, stk, &raw, &n, err))
         return false;
     bool ok = gzip(raw, n, &gz, &gn);
     free(raw);

@@ -24,6 +24,10 @@
  * region's counters as driver.NAME.  With --values, FILE gets every value
  * record taken from the value rings, "PID PC KIND VALUE" (hex), and OUT
  * the summary lines values (how many) and values_unmapped.
+ * When the machine carries stacks
+ * (REGION.stacks, axp --stacks) they are taken too: OUT.stacks gets the
+ * stacks' leaves per key, "PID PC EVENT COUNT", and OUT the summary lines
+ * stacks, stack_frames, stacks.put, stacks.lost and stacks.taken.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,6 +36,7 @@
 #include <time.h>
 
 #include "collector/driver.h"
+#include "collector/driver_stacks.h"
 #include "tests/driver/keymap.h"
 
 typedef struct mapping {
@@ -43,6 +48,8 @@ typedef struct consumer {
     keymap km;                 /* a: samples per key */
     uint64_t drained, in_overflow, in_hash, entries;
     uint64_t loads, exits, others, unmapped;
+    uint64_t stacks, stack_frames;
+    drv_stacks *stk;
     int salvaging;
     mapping *map;
     size_t nmap, cmap;
@@ -112,6 +119,25 @@ static int take_values(void *ctx, const drv_value_batch *b)
     }
     k->values += b->n;
     return 0;
+}
+
+static int take_stack(void *ctx, unsigned cpu, const drv_stack_rec *r)
+{
+    consumer *k = ctx;
+    (void)cpu;
+    km_get(&k->km, r->pc[0], r->pid << 8 | r->event)->b++;
+    k->stacks++;
+    k->stack_frames += r->n;
+    return 0;
+}
+
+static void take_stacks(consumer *k, const char *region)
+{
+    drv_error e;
+    if (!k->stk && !(k->stk = drv_stacks_open(region, &e)))
+        return;
+    if (drv_stacks_take(k->stk, take_stack, k, &e) < 0)
+        die("stacks", e.msg);
 }
 
 static int take_notice(void *ctx, const drv_notice *n)
@@ -210,6 +236,7 @@ int main(int argc, char **argv)
     while (drvc_producer_alive(c)) {
         if (drvc_collect(c, 2, &sink, &e) < 0)
             die("collect", e.msg);
+        take_stacks(&k, region);
         if (flush_every && now_ms() >= next_flush) {
             int rc = drvc_flush(c, 30000, &sink, &e);
             /* the machine may leave between the check and the flush: then
@@ -223,6 +250,7 @@ int main(int argc, char **argv)
     k.salvaging = 1;
     if (drvc_salvage(c, &sink, &e) != DRV_OK)
         die("salvage", e.msg);
+    take_stacks(&k, region);
     drv_counters cn;
     drvc_counters(c, -1, &cn);
     drvc_close(c);
@@ -232,7 +260,7 @@ int main(int argc, char **argv)
         die(out, strerror(errno));
     uint64_t total = 0;
     for (size_t i = 0; i < k.km.cap; i++)
-        if (k.km.s[i].used) {
+        if (k.km.s[i].used && k.km.s[i].a) {
             fprintf(f, "%u 0x%llx %u %llu\n", k.km.s[i].pe >> 8, (unsigned long long)k.km.s[i].pc,
                     k.km.s[i].pe & 0xff, (unsigned long long)k.km.s[i].a);
             total += k.km.s[i].a;
@@ -253,6 +281,26 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < DRV_NCOUNTERS; i++)
         fprintf(f, "# driver.%s %llu\n", drv_counter_names[i], (unsigned long long)drv_counter_at(&cn, i));
+    if (k.stk) {
+        drv_stacks_counters sc;
+        drv_stacks_counters_get(k.stk, &sc);
+        fprintf(f, "# stacks %llu\n# stack_frames %llu\n# stacks.put %llu\n# stacks.lost %llu\n"
+                   "# stacks.taken %llu\n", (unsigned long long)k.stacks,
+                (unsigned long long)k.stack_frames, (unsigned long long)sc.put,
+                (unsigned long long)sc.lost, (unsigned long long)sc.taken);
+        char sp[4096];
+        snprintf(sp, sizeof sp, "%s.stacks", out);
+        FILE *g = fopen(sp, "w");
+        if (!g)
+            die(sp, strerror(errno));
+        for (size_t i = 0; i < k.km.cap; i++)
+            if (k.km.s[i].used && k.km.s[i].b)
+                fprintf(g, "%u 0x%llx %u %llu\n", k.km.s[i].pe >> 8, (unsigned long long)k.km.s[i].pc,
+                        k.km.s[i].pe & 0xff, (unsigned long long)k.km.s[i].b);
+        if (fclose(g) != 0)
+            die(sp, strerror(errno));
+        drv_stacks_close(k.stk);
+    }
     if (fclose(f) != 0)
         die(out, strerror(errno));
     km_free(&k.km);

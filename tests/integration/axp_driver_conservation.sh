@@ -13,7 +13,10 @@
 # evicted, handed over in many buffers and left in part-filled ones.  Both
 # eviction policies; the rr run takes no flushes, so all it gets while the
 # machine runs comes from evictions, and it samples 30 times as often as
-# by default, so that they fill many buffers.
+# by default, so that they fill many buffers.  The front run also carries
+# every sample's stack (--stacks) through the stack rings: stacks taken
+# must equal samples produced, none lost, and per (pid, pc, event) the
+# stacks' leaves must be exactly the machine's samples.
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 AXP=$BUILD/bin/axp DRAIN=$BUILD/tests/driver/drv_drain W=$BUILD/workloads/bin
@@ -38,15 +41,16 @@ json() {   # python-expression stats-file
 LUA_LOOP='local s = 0 for i = 1, 400000 do s = s + i % 7 end print(s)'
 SCRIPT="for i in 1 2 3 4; do '$W/lua' -e '$LUA_LOOP' & done; wait"
 
-run() {   # name policy flush-every-ms cpus:table:buffer pmu-events
+run() {   # name policy flush-every-ms cpus:table:buffer pmu-events [axp options]
   local name=$1 policy=$2 every=$3 shape=$4 events=$5 d=$T/$1
+  shift 5
   mkdir -p "$d"
   timeout 600 "$DRAIN" "$d/region" "$d/consumed" --flush-every "$every" --create "$shape" \
     2> "$d/drain.err" &
   local dp=$! i
   # the machine must find the consumer's region, not make its own
   for ((i = 0; i < 600; i++)); do [ -e "$d/region" ] && break; sleep 0.05; done
-  timeout 600 "$AXP" run --cpus 4 --pmu "$events" --driver "$d/region" --driver-policy "$policy" \
+  timeout 600 "$AXP" run --cpus 4 --pmu "$events" --driver "$d/region" --driver-policy "$policy" "$@" \
     --truth "$d/truth" --stats="$d/stats.json" "$W/dash" -c "$SCRIPT" > "$d/out" 2> "$d/axp.err"
   local rc=$?
   wait $dp
@@ -92,9 +96,20 @@ run() {   # name policy flush-every-ms cpus:table:buffer pmu-events
   check "$name: an EXIT notice per process ($(summary exits "$d/consumed") of $procs)" \
     [ "$(summary exits "$d/consumed")" = "$procs" ]
   check "$name: no notice lost" [ "$(summary driver.notices_lost "$d/consumed")" = 0 ]
+  case " $* " in *" --stacks "*) ;; *) return ;; esac
+  local stacks frames mframes
+  stacks=$(summary stacks "$d/consumed")
+  frames=$(summary stack_frames "$d/consumed")
+  mframes=$(json 'd["stacks"]["frames"]' "$d/stats.json")
+  echo "     stacks: taken $stacks of $produced samples, $frames frames (the machine walked $mframes)," \
+       "lost $(summary stacks.lost "$d/consumed")"
+  check "$name: stacks taken = samples produced, none lost, every frame carried" \
+    [ "$stacks" = "$produced" -a "$(summary stacks.lost "$d/consumed")" = 0 -a "$frames" = "$mframes" ]
+  check "$name: per (pid, pc, event) the stacks' leaves are exactly the machine's samples" \
+    cmp -s "$d/want" <(sort "$d/consumed.stacks")
 }
 
-run front-flushes front 200 4:1024:128 cycles,imiss
+run front-flushes front 200 4:1024:128 cycles,imiss --stacks
 check "front-flushes: the machine answered the consumer's flushes" [ "$(summary flushes "$T/front-flushes/consumed")" -gt 0 ]
 run rr-evictions rr 0 4:64:256 cycles:2000,imiss:512
 check "rr-evictions: samples reached the consumer through evictions while the machine ran" \

@@ -47,6 +47,8 @@ struct collect {
     FILE *vlog;                 /* --values-log */
     const char *vlog_path;
     uint64_t values_rejected;   /* value records the driver refused */
+    bool stacks;
+    uint64_t stacks_rejected;   /* stacks refused as out of range */
     abs_path *paths;
     size_t npaths, cpaths;
 };
@@ -57,10 +59,14 @@ static void on_sample(void *ctx, int cpu, int pid, uint64_t pc, unsigned event)
 {
     collect *c = ctx;
     if (c->log)
-        sample_log_put(c->log, cpu, pid, pc, event);
+        sample_log_put(c->log, cpu, pid, pc, event, axp_sample_stack(c->m));
     int rc = drv_producer_sample(c->p, (unsigned)cpu, (uint32_t)pid, pc, event);
     if (rc < 0 || rc == DRV_FULL)
         c->rejected++;
+    const axp_stack *st = c->stacks ? axp_sample_stack(c->m) : NULL;
+    /* a full ring counts the stack lost; a refusal is a rejected stack */
+    if (st && drv_producer_stack(c->p, (unsigned)cpu, (uint32_t)pid, event, st->end, st->pc, st->n) < 0)
+        c->stacks_rejected++;
 }
 
 static void put_value(collect *c, const axp_value *v, int kind, uint64_t value)
@@ -201,6 +207,16 @@ static void write_stats(void *ctx, FILE *f)
         fprintf(f, ", \"aggregation\": %.3f", (double)t.samples / (double)t.overflow_entries);
     else
         fprintf(f, ", \"aggregation\": null");
+    if (c->stacks) {
+        drv_stacks_counters sc;
+        uint64_t taken, frames;
+        drv_producer_stacks(c->p, &sc, &taken, &frames);
+        fprintf(f, ",\n             \"stacks_put\": %" PRIu64 ", \"stacks_lost\": %" PRIu64
+                   ", \"stacks_rejected\": %" PRIu64 ", \"stacks_taken\": %" PRIu64,
+                sc.put, sc.lost, c->stacks_rejected, sc.taken);
+        if (c->mode == DRV_PROD_PRIVATE)
+            fprintf(f, ", \"drained_stacks\": %" PRIu64 ", \"drained_frames\": %" PRIu64, taken, frames);
+    }
     if (c->mode == DRV_PROD_PRIVATE) {
         uint64_t en, sa, no;
         drv_producer_drained(c->p, &en, &sa, &no);
@@ -227,7 +243,7 @@ static drv_producer *open_producer(collect *c, const collect_options *o, char *e
     snprintf(name, sizeof name, "axp pid %d (%.100s)", (int)getpid(), prog);
     drv_producer_options po = { .mode = c->mode, .ncpus = o->ncpus, .policy = o->policy,
                                 .path = o->driver_path, .db_dir = o->db_dir, .events = ev,
-                                .nevents = c->nev, .name = name,
+                                .nevents = c->nev, .name = name, .stacks = o->stacks,
                                 .value_entries = axp_pmu_values(c->m) ? COLLECT_VALUE_ENTRIES : 0 };
     return drv_producer_open(&po, err, errsz);
 }
@@ -242,6 +258,7 @@ collect *collect_start(axp_machine *m, const collect_options *o, char *err, size
     c->m = m;
     c->policy = o->policy;
     c->db_dir = o->db_dir;
+    c->stacks = o->stacks;
     c->mode = o->db_dir ? DRV_PROD_CPOD : o->driver_path ? DRV_PROD_PATH : DRV_PROD_PRIVATE;
     c->nev = axp_pmu_events(m, c->ev, MAX_EVENTS);
     if (c->nev > MAX_EVENTS)

@@ -35,6 +35,7 @@ typedef struct collect_options {
     drv_policy policy;         /* --driver-policy */
     const char *sample_log;    /* --sample-log FILE, or NULL */
     const char *values_log;    /* --values-log FILE, or NULL */
+    bool stacks;               /* --stacks: carry every sample's stack */
     const char *program;       /* the guest program, for the daemon's log */
 } collect_options;
 

@@ -66,9 +66,11 @@ static void usage(FILE *f)
         "  --driver-policy front|rr\n"
         "                   the driver's hash-table eviction policy (default front)\n"
         "  --sample-log FILE\n"
-        "                   write every sample in order: CPU PID PC EVENT\n",
+        "                   write every sample in order: CPU PID PC EVENT\n"
+        "  --stacks[=DEPTH] record the calling context of every sample, up to DEPTH\n"
+        "                   frames (default %d, at most %d)\n",
         AXP_DEFAULT_ROOT, (unsigned long long)(AXP_DEFAULT_MEM_LIMIT >> 20), AXP_DEFAULT_MAX_THREADS,
-        AXP_VALUES_DEFAULT, AXP_VALUES_MAX, AXP_VALUES_SKIP_DEFAULT);
+        AXP_VALUES_DEFAULT, AXP_VALUES_MAX, AXP_VALUES_SKIP_DEFAULT, AXP_STACK_DEPTH, AXP_STACK_DEPTH_MAX);
 }
 
 /* "--opt=VALUE" or "--opt VALUE"; NULL when argv[*i] is not --opt. */
@@ -113,6 +115,7 @@ typedef struct run_opts {
     const char *ev5[256];
     size_t nev5;
     uint64_t seed;
+    unsigned stacks;            /* --stacks: frames per sample, 0 off */
     int prog;                   /* argv index of the program */
 } run_opts;
 
@@ -222,6 +225,15 @@ static int run_option(int argc, char **argv, int *i, run_opts *o, bool *missing)
         o->co.driver_path = v;
     } else if ((v = optval(argc, argv, i, "--sample-log", missing))) {
         o->co.sample_log = v;
+    } else if (!strcmp(a, "--stacks")) {
+        o->stacks = AXP_STACK_DEPTH;
+    } else if (!strncmp(a, "--stacks=", 9)) {
+        if (!parse_u64(a + 9, &n) || n < 1 || n > AXP_STACK_DEPTH_MAX) {
+            fprintf(stderr, "axp: --stacks: expected a depth from 1 to %d, got '%s'\n",
+                    AXP_STACK_DEPTH_MAX, a + 9);
+            return AXP_EXIT_USAGE;
+        }
+        o->stacks = (unsigned)n;
     } else if (!strcmp(a, "--strict")) {
         o->cfg.strict = true;
     } else if (!strcmp(a, "--sandbox")) {
@@ -278,12 +290,14 @@ static int parse_run(int argc, char **argv, run_opts *o)
     const char *needs = o->co.db_dir ? "--collector" : o->co.driver_path ? "--driver"
                       : o->policy_set ? "--driver-policy" : o->co.sample_log ? "--sample-log"
                       : o->values_log ? "--values-log" : o->values_length ? "--values-length"
-                      : o->values_skip ? "--values-skip" : o->values_clock ? "--values-clock" : NULL;
+                      : o->values_skip ? "--values-skip" : o->values_clock ? "--values-clock"
+                      : o->stacks ? "--stacks" : NULL;
     if (needs && !o->pmu) {
         fprintf(stderr, "axp: %s needs --pmu (which events to sample)\n", needs);
         return AXP_EXIT_USAGE;
     }
     o->cfg.exact = o->exact != NULL;
+    o->co.stacks = o->stacks != 0;
     return -1;
 }
 
@@ -307,6 +321,11 @@ static axp_machine *make_machine(run_opts *o)
         return NULL;
     }
     if (o->values_length && axp_set_values_length(m, o->values_length, err, sizeof err)) {
+        fprintf(stderr, "axp: %s\n", err);
+        axp_free(m);
+        return NULL;
+    }
+    if (o->stacks && axp_set_stacks(m, o->stacks, err, sizeof err)) {
         fprintf(stderr, "axp: %s\n", err);
         axp_free(m);
         return NULL;

@@ -13,9 +13,15 @@ FILE *sample_log_open(const char *path)
     return f;
 }
 
-void sample_log_put(FILE *f, int cpu, int pid, uint64_t pc, unsigned event)
+void sample_log_put(FILE *f, int cpu, int pid, uint64_t pc, unsigned event, const axp_stack *st)
 {
-    fprintf(f, "%d %d 0x%" PRIx64 " %u\n", cpu, pid, pc, event);
+    fprintf(f, "%d %d 0x%" PRIx64 " %u", cpu, pid, pc, event);
+    if (st) {
+        fprintf(f, " %s", st->end < AXP_STK_NEND ? axp_stack_end_names[st->end] : "?");
+        for (unsigned i = 1; i < st->n; i++)
+            fprintf(f, " 0x%" PRIx64, st->pc[i]);
+    }
+    fputc('\n', f);
 }
 
 int sample_log_close(FILE *f)

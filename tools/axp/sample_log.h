@@ -4,7 +4,10 @@
  * (tests/driver/drv_replay.c) and for comparing runs.
  *
  * Format: a comment line, then one line per sample, "CPU PID PC EVENT"
- * with PC in hex ("0 1000 0x1200012a0 0").
+ * with PC in hex ("0 1000 0x1200012a0 0").  With --stacks each line goes
+ * on with why the walk stopped (machine.h's axp_stack_end_names) and the
+ * callers' call instructions, innermost first
+ * ("0 1000 0x1200012a0 0 complete 0x120001310 0x120001f08").
  */
 #ifndef TOOLS_AXP_SAMPLE_LOG_H
 #define TOOLS_AXP_SAMPLE_LOG_H
@@ -12,9 +15,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "machine/machine.h"
+
 /* NULL with errno set when path cannot be written. */
 FILE *sample_log_open(const char *path);
-void sample_log_put(FILE *f, int cpu, int pid, uint64_t pc, unsigned event);
+/* st: the sample's stack, NULL without --stacks. */
+void sample_log_put(FILE *f, int cpu, int pid, uint64_t pc, unsigned event, const axp_stack *st);
 /* 0, or -1 with errno set when anything could not be written. */
 int sample_log_close(FILE *f);
 

@@ -2,9 +2,11 @@
  * cpo export --pprof FILE [--db DIR] [-e EVENT]... [--epoch E | --all-epochs]
  *
  * A profile selection in another tool's format; for now pprof's
- * profile.proto, gzip-compressed (report/pprof.c, docs/profile-tools.md).
+ * profile.proto, gzip-compressed (report/pprof.c, docs/profile-tools.md),
+ * with the selection's stacks where every sample of an event has one.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/pprof.h"
@@ -46,10 +48,37 @@ int cmd_export(int argc, char **argv)
     rc = cpo_selection_load(&sel, &s);
     if (rc < 0)
         return 1;
-    if (rc == 0 && !est_pprof_write(&s, pprof, &err)) {
+    /* each event's stacks, read with a selection of that event alone */
+    est_stacks *stk = rc == 0 ? calloc(s.nevents + 1, sizeof *stk) : NULL;
+    const est_stacks **sp = rc == 0 ? calloc(s.nevents + 1, sizeof *sp) : NULL;
+    if (rc == 0 && (!stk || !sp)) {
+        fprintf(stderr, "cpo: export: out of memory\n");
+        rc = 1;
+    }
+    for (size_t e = 0; rc == 0 && e < s.nevents; e++) {
+        est_selection one = sel;
+        const char *ev = s.events[e];
+        one.events = &ev;
+        one.nevents = 1;
+        if (!est_stacks_load(&one, &stk[e], &err)) {
+            fprintf(stderr, "cpo: export: %s\n", err.msg);
+            rc = 1;
+        } else if (stk[e].st.n && stk[e].samples != s.totals[e]) {
+            fprintf(stderr, "cpo: export: warning: %s: %llu of %llu samples have stacks; "
+                            "written without stacks\n", ev, (unsigned long long)stk[e].samples,
+                    (unsigned long long)s.totals[e]);
+        } else if (stk[e].st.n) {
+            sp[e] = &stk[e];
+        }
+    }
+    if (rc == 0 && !est_pprof_write_stacks(&s, sp, pprof, &err)) {
         fprintf(stderr, "cpo: %s\n", err.msg);
         rc = 1;
     }
+    for (size_t e = 0; stk && e < s.nevents; e++)
+        est_stacks_free(&stk[e]);
+    free(stk);
+    free(sp);
     est_free(&s);
     cpo_selection_release(&sel);
     return rc;

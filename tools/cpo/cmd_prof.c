@@ -17,7 +17,8 @@
 #include "tools/cpo/commands.h"
 
 static const char USAGE[] =
-    "usage: cpo prof [--db DIR] [-i] [-e EVENT]... [--epoch E | --all-epochs] [--json] [--limit N]\n";
+    "usage: cpo prof [--db DIR] [-i] [-e EVENT]... [--epoch E | --all-epochs] [--json] [--limit N]\n"
+    "       cpo prof [--db DIR] [-e EVENT] [--epoch E | --all-epochs] --callers PROC | --callees PROC | --folded\n";
 
 static double pct(uint64_t n, uint64_t total)
 {
@@ -95,6 +96,8 @@ int cmd_prof(int argc, char **argv)
     bool per_image = false, json = false;
     size_t limit = 0;
     int rc = 0;
+    const char *callers = NULL, *callees = NULL;
+    bool folded = false;
     for (int i = 1; i < argc; i++) {
         int k = cpo_selection_arg(&sel, argc, argv, &i, &err);
         if (k < 0) {
@@ -106,6 +109,12 @@ int cmd_prof(int argc, char **argv)
             continue;
         if (!strcmp(argv[i], "-i") || !strcmp(argv[i], "--images")) {
             per_image = true;
+        } else if ((!strcmp(argv[i], "--callers") || !strcmp(argv[i], "--callees")) && i + 1 < argc &&
+                   *argv[i + 1]) {
+            *(!strcmp(argv[i], "--callers") ? &callers : &callees) = argv[i + 1];
+            i++;
+        } else if (!strcmp(argv[i], "--folded")) {
+            folded = true;
         } else if (!strcmp(argv[i], "--json")) {
             json = true;
         } else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
@@ -123,8 +132,18 @@ int cmd_prof(int argc, char **argv)
             break;
         }
     }
+    if (rc == 0 && (!!callers + !!callees + folded > 1 || ((callers || callees || folded) && (per_image || json)))) {
+        fprintf(stderr, "cpo: prof: --callers, --callees and --folded go alone (not with -i or --json)\n%s",
+                USAGE);
+        rc = 2;
+    }
     if ((rc = cpo_selection_finish("prof", &sel, rc)))
         return rc;
+    if (callers || callees || folded) {
+        rc = cpo_prof_stacks(&sel, callers ? callers : callees, callers != NULL, limit);
+        cpo_selection_release(&sel);
+        return rc;
+    }
     est_set s;
     rc = cpo_selection_load(&sel, &s);
     if (rc < 0)

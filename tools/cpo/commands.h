@@ -22,6 +22,9 @@ int cmd_accuracy(int argc, char **argv); /* cmd_accuracy.c: estimator/ against e
 int cmd_values(int argc, char **argv);   /* cmd_values.c: profdb/ value profiles */
 int cmd_calc(int argc, char **argv);     /* cmd_calc.c: estimator/ frequencies and CPI */
 int cmd_export(int argc, char **argv);   /* cmd_export.c: estimator/ pprof export */
+/* prof_stacks.c: cpo prof --callers/--callees PROC (proc non-NULL) or
+ * --folded (proc NULL), from the selection's stacks. */
+int cpo_prof_stacks(est_selection *sel, const char *proc, bool callers, size_t limit);
 int cmd_flush(int argc, char **argv);    /* cmd_daemon.c: steer cpod */
 int cmd_epoch(int argc, char **argv);    /* cmd_daemon.c */
 int cmd_quit(int argc, char **argv);     /* cmd_daemon.c */

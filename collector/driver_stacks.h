@@ -1,0 +1,68 @@
+/*
+ * collector/driver_stacks.h: the calling contexts of samples on their way
+ * from the machine to a consumer (collector/driver_stacks.c; layout in
+ * docs/driver-shm.md "Stack rings").
+ *
+ * A stack is too big and too varied for the driver's hash table, so each
+ * CPU has a ring of stack records in a file beside the driver region,
+ * REGION.stacks: one writer (the CPU's producer thread) and one reader
+ * (the region's consumer) meet through two counters per ring, head and
+ * tail, with release and acquire ordering; no lock, no system call on the
+ * sample path.  A full ring refuses the record (DRV_FULL): the caller
+ * drains (a private region) or counts the stack lost.  The consumer
+ * aggregates: equal stacks become one with a count (cpod).
+ */
+#ifndef COLLECTOR_DRIVER_STACKS_H
+#define COLLECTOR_DRIVER_STACKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "collector/driver.h"
+
+#define DRV_STACKS_SUFFIX    ".stacks"
+#define DRV_STACKS_DEF_RING  (1u << 20)     /* bytes per CPU */
+#define DRV_STACKS_MAX_RING  (1u << 28)
+#define DRV_STACKS_MAX_FRAMES 1024u
+
+typedef struct drv_stacks drv_stacks;
+
+typedef struct drv_stack_rec {
+    uint32_t pid;
+    unsigned event;
+    unsigned end;              /* how the walk ended (axp's AXP_STK_*) */
+    unsigned n;                /* frames, 1..DRV_STACKS_MAX_FRAMES */
+    const uint64_t *pc;        /* leaf first; valid only during the callback */
+} drv_stack_rec;
+
+typedef struct drv_stacks_counters {
+    uint64_t put;              /* records written */
+    uint64_t lost;             /* refused: the ring was full (counted by the producer) */
+    uint64_t taken;            /* records the consumer took */
+} drv_stacks_counters;
+
+/* Producer: create REGION.stacks (ring_bytes per CPU, a power of two;
+ * 0: the default) or resume the one there if it has the same shape. */
+drv_stacks *drv_stacks_create(const char *region, unsigned ncpus, uint32_t ring_bytes,
+                              drv_error *err);
+/* One stack: DRV_OK, DRV_FULL (no room: nothing written), DRV_EINVAL. */
+int drv_stack_put(drv_stacks *s, unsigned cpu, uint32_t pid, unsigned event, unsigned end,
+                  const uint64_t *pc, unsigned n);
+/* The producer counts a stack it gave up on. */
+void drv_stacks_lost(drv_stacks *s, unsigned cpu);
+
+/* Consumer: open REGION.stacks; NULL with DRV_EIO and errno ENOENT in
+ * err->msg's cause when there is none (a producer without stacks). */
+drv_stacks *drv_stacks_open(const char *region, drv_error *err);
+/* Hand every record now in the rings to fn, oldest first per CPU; a
+ * nonzero return from fn stops there, leaving that record in the ring
+ * (DRV_ESINK).  Returns the records taken or a negative error. */
+int drv_stacks_take(drv_stacks *s, int (*fn)(void *ctx, unsigned cpu, const drv_stack_rec *r),
+                    void *ctx, drv_error *err);
+
+void drv_stacks_counters_get(const drv_stacks *s, drv_stacks_counters *out);
+void drv_stacks_close(drv_stacks *s);
+/* Remove REGION.stacks (with the region, once everything is taken). */
+void drv_stacks_unlink(const char *region);
+
+#endif

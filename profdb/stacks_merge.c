@@ -1,0 +1,163 @@
+/*
+ * profdb/stacks_merge.c: adding stacks to the database, as merge.c adds
+ * profiles: per host directory under its lock, read, add, write to a
+ * temporary and rename; a damaged file is set aside.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/hash.h"
+#include "profdb/internal.h"
+#include "profdb/stacks.h"
+
+/* ---- the database ---------------------------------------------------------- */
+
+/* stacks-HASH.EVENT.stk: HASH over the image set's sorted keys. */
+static bool file_name(const profdb_stacks *s, char *out, size_t size)
+{
+    uint64_t h = FNV1A_INIT;
+    for (size_t i = 0; i < s->nimages; i++) {
+        h = fnv1a_str(h, s->img[i].key);
+        h = fnv1a(h, "\n", 1);
+    }
+    char ev[3 * PROFDB_MAX_NAME + 1];
+    pd_escape(s->event, false, ev, sizeof ev);
+    return (size_t)snprintf(out, size, "stacks-%016llx.%s" PROFDB_STACKS_SUFFIX, (unsigned long long)h, ev) < size;
+}
+
+static bool check_input(const profdb_stacks_input *in, profdb_error *err)
+{
+    if (!pd_check_name(in->event, "event", err) || (in->host && !pd_check_name(in->host, "host", err)))
+        return false;
+    if (!in->nimages || in->nimages > PROFDB_STACK_MAX_IMAGES || !in->keys || !in->paths ||
+        (in->n && !in->s))
+        return pd_fail(err, PROFDB_EINVAL, "stacks: 1 to %d images and a stack array needed",
+                       PROFDB_STACK_MAX_IMAGES);
+    for (size_t i = 0; i < in->nimages; i++)
+        if (!in->keys[i] || !pd_key_valid(in->keys[i]) || !in->paths[i] || !*in->paths[i] ||
+            strlen(in->paths[i]) > PROFDB_MAX_PATH)
+            return pd_fail(err, PROFDB_EINVAL, "stacks: image %zu: bad key or path", i);
+    for (size_t i = 0; i < in->n; i++) {
+        const profdb_stack *s = &in->s[i];
+        if (!s->count || !s->n || s->n > PROFDB_STACK_MAX_FRAMES || s->end > 255 || !s->f)
+            return pd_fail(err, PROFDB_EINVAL, "stacks: stack %zu: bad count, end or frames", i);
+        for (uint32_t j = 0; j < s->n; j++)
+            if (s->f[j].image >= in->nimages)
+                return pd_fail(err, PROFDB_EINVAL, "stacks: stack %zu: frame %u names no image", i, j);
+    }
+    return true;
+}
+
+static bool merge_one(profdb *db, const char *hostdir, const char *host, const profdb_stacks_input *in,
+                      profdb_error *err)
+{
+    profdb_stacks add = { 0 };
+    char fname[64 + 3 * PROFDB_MAX_NAME];
+    bool ok = false;
+    uint8_t *enc = NULL;
+    size_t size;
+    char *path = NULL;
+    if (!pd_stacks_append(&add, in->nimages, in->keys, in->paths, in->s, in->n, err) ||
+        !profdb_stacks_normalise(&add, err))
+        goto out;
+    if (!(add.event = strdup(in->event)) || !(add.host = strdup(host))) {
+        pd_fail(err, PROFDB_ENOMEM, "stacks: out of memory");
+        goto out;
+    }
+    if (!add.n) {
+        ok = true;
+        goto out;
+    }
+    file_name(&add, fname, sizeof fname);
+    if (!(path = pd_join(hostdir, fname, NULL, err)))
+        goto out;
+    profdb_stacks old;
+    profdb_error e;
+    add.created = add.updated = time(NULL);
+    if (profdb_stacks_read_file(path, &old, &e)) {
+        add.created = old.created;
+        bool merged = pd_stacks_add(&add, &old, err) && profdb_stacks_normalise(&add, err);
+        profdb_stacks_free(&old);
+        if (!merged)
+            goto out;
+    } else if (e.code == PROFDB_EVERSION || e.code == PROFDB_ENOMEM ||
+               (e.code == PROFDB_EIO && e.sys_errno != ENOENT)) {
+        if (err)
+            *err = e;
+        goto out;
+    } else if (e.code != PROFDB_ENOENT && !(e.code == PROFDB_EIO && e.sys_errno == ENOENT)) {
+        /* damaged: set aside, as profiles are, and start anew */
+        char aside[PATH_MAX];
+        snprintf(aside, sizeof aside, "%s.corrupt-%lld", path, (long long)time(NULL));
+        if (rename(path, aside) < 0) {
+            pd_fail_sys(err, path, "cannot set a damaged stack profile aside");
+            goto out;
+        }
+        pd_warn(db, "%s; set aside as %s", e.msg, aside);
+    }
+    ok = profdb_stacks_encode(&add, &enc, &size, err) &&
+         pd_write_atomic(hostdir, fname, enc, size, false, err);
+out:
+    free(enc);
+    free(path);
+    profdb_stacks_free(&add);
+    return ok;
+}
+
+size_t profdb_stacks_merge(profdb *db, const profdb_stacks_input *in, size_t n, profdb_error *err)
+{
+    profdb_error scratch;
+    if (!err)
+        err = &scratch;
+    memset(err, 0, sizeof *err);
+    if (!n)
+        return 0;
+    char epoch[PROFDB_EPOCH_MAX], myhost[PROFDB_MAX_NAME + 2];
+    if (!pd_hostname(myhost, sizeof myhost, err) || !pd_current_or_create(db, epoch, err))
+        return 0;
+    char *edir = pd_join(db->dir, epoch, NULL, err);
+    if (!edir || !pd_mkdir(edir, true, err)) {
+        free(edir);
+        return 0;
+    }
+    size_t done = 0;
+    char *hostdir = NULL;
+    int lockfd = -1;
+    const char *lockedhost = NULL;
+    for (; done < n; done++) {
+        if (!check_input(&in[done], err))
+            break;
+        const char *host = in[done].host ? in[done].host : myhost;
+        if (!lockedhost || strcmp(lockedhost, host)) {
+            if (hostdir && !pd_fsync_dir(hostdir, err))
+                break;
+            if (lockfd >= 0)
+                close(lockfd);
+            lockfd = -1;
+            free(hostdir);
+            char esc[3 * PROFDB_MAX_NAME + 1];
+            pd_escape(host, true, esc, sizeof esc);
+            hostdir = pd_join(edir, esc, NULL, err);
+            if (!hostdir || !pd_mkdir(hostdir, true, err) ||
+                (lockfd = pd_lock_dir(db, hostdir, "two writers with this host name would lose each "
+                                      "other's updates", err)) == -1)
+                break;
+            lockedhost = host;
+        }
+        if (!merge_one(db, hostdir, host, &in[done], err))
+            break;
+    }
+    profdb_error e2;
+    if (hostdir && lockfd != -1 && !pd_fsync_dir(hostdir, &e2) && !err->code)
+        *err = e2;
+    if (lockfd >= 0)
+        close(lockfd);
+    free(hostdir);
+    free(edir);
+    return done;
+}
