@@ -197,13 +197,16 @@ static int on_stack(void *ctx, unsigned cpu, const drv_stack_rec *rec)
     return 0;
 }
 
-static void take_stacks(cpod_region *r)
+/* The stacks now in the rings; how many were taken. */
+static int take_stacks(cpod_region *r)
 {
     drv_error err;
     if (!r->stk && !(r->stk = drv_stacks_open(r->path, &err)))
-        return;     /* a machine without stacks, or not made yet */
-    if (drv_stacks_take(r->stk, on_stack, r, &err) < 0)
+        return 0;   /* a machine without stacks, or not made yet */
+    int n = drv_stacks_take(r->stk, on_stack, r, &err);
+    if (n < 0)
         cpod_log("%s: %s", r->name, err.msg);
+    return n > 0 ? n : 0;
 }
 
 static drvc_sink sink_of(cpod_region *r)
@@ -432,7 +435,9 @@ int cpod_region_collect(cpod_region *r)
         failed(r, rc, &err);
         return 0;
     }
-    take_stacks(r);
+    /* stacks are not aggregated in the machine: while they flow, the
+     * daemon keeps polling at its fastest, or the rings fill */
+    rc += take_stacks(r);
     if (producer_gone(r)) {
         int k = drvc_salvage(r->c, &s, &err);
         if (k == DRV_OK) {

@@ -21,7 +21,7 @@
 #include "collector/driver.h"
 
 #define DRV_STACKS_SUFFIX    ".stacks"
-#define DRV_STACKS_DEF_RING  (1u << 20)     /* bytes per CPU */
+#define DRV_STACKS_DEF_RING  (4u << 20)     /* bytes per CPU */
 #define DRV_STACKS_MAX_RING  (1u << 28)
 #define DRV_STACKS_MAX_FRAMES 1024u
 

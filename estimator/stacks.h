@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "estimator/samples.h"
+#include "paths/cct.h"
 #include "profdb/stacks.h"
 
 typedef struct est_stacks {
@@ -42,5 +43,11 @@ typedef struct est_edge {
 } est_edge;
 bool est_stacks_edges(const est_stacks *s, const char *proc, bool callers, est_edge **out, size_t *n,
                       uint64_t *with_proc, est_error *err);
+
+/* The calling context tree of the stacks (paths/cct.h), one metric,
+ * "samples", each stack's count at its leaf's context; a stack whose walk
+ * stopped early hangs under a node "[truncated:REASON]".  NULL when out of
+ * memory. */
+cct *est_stacks_cct(const est_stacks *s, est_error *err);
 
 #endif

@@ -20,7 +20,7 @@ machine: image alpha common
 collector: profdb image alpha common
 cfg: image alpha common
 paths: cfg machine profdb image alpha common
-estimator: cfg profdb image alpha common
+estimator: paths cfg profdb image alpha common
 optimizer: estimator cfg profdb image alpha common
 rewriter: optimizer estimator cfg profdb image alpha common
 report: estimator cfg profdb image alpha common

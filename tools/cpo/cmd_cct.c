@@ -1,8 +1,10 @@
 /*
  * cpo cct --from FILE [--metric M] [--depth N] [--min F] [--json | --folded]
- * cpo cct --from FILE [--metric M] --against FILE2 [--against-metric M2] [--top N]
+ * cpo cct [--db DIR] [--epoch E|--all-epochs] [-e EVENT] [the same options]
+ * cpo cct ... --against FILE2 [--against-metric M2] [--top N]
  *
- * A calling context tree (axp --cct, or an instrumented binary's): each
+ * A calling context tree (axp --cct, an instrumented binary's, or, without
+ * --from, the one the selection's sampled stacks make): each
  * context with its calls and its metric inclusive and exclusive, contexts
  * below --depth or under --min of the total folded away; as JSON; or as
  * folded stacks ("a;b;c VALUE" per context), which flame-graph tools read.
@@ -16,13 +18,15 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "estimator/stacks.h"
 #include "paths/cct.h"
 #include "paths/compare.h"
 #include "tools/cpo/commands.h"
 
 static const char usage_text[] =
-    "usage: cpo cct --from FILE [--metric M] [--depth N] [--min F] [--json | --folded]\n"
-    "       cpo cct --from FILE [--metric M] --against FILE2 [--against-metric M2] [--top N]\n";
+    "usage: cpo cct [--from FILE | --db DIR [--epoch E|--all-epochs] [-e EVENT]] [--metric M]\n"
+    "               [--depth N] [--min F] [--json | --folded]\n"
+    "       cpo cct [--from FILE | --db DIR ...] [--metric M] --against FILE2 [--against-metric M2] [--top N]\n";
 
 typedef struct cview {
     const cct *t;
@@ -170,7 +174,28 @@ static int against(const cct *t, int m, const char *file, const char *metric2, s
     return 0;
 }
 
-int cmd_cct(int argc, char **argv)
+/* The tree of the selection's sampled stacks; NULL when there is none
+ * (said why). */
+static int cct_main(int argc, char **argv, est_selection *sel);
+
+static cct *from_samples(est_selection *sel)
+{
+    est_stacks s;
+    est_error err;
+    if (!est_stacks_load(sel, &s, &err)) {
+        fprintf(stderr, "cpo: cct: %s\n", err.msg);
+        return NULL;
+    }
+    cct *t = NULL;
+    if (!s.st.n)
+        fprintf(stderr, "cpo: cct: no stacks in %s (samples taken with axp run --stacks carry them)\n", sel->db);
+    else if (!(t = est_stacks_cct(&s, &err)))
+        fprintf(stderr, "cpo: cct: %s\n", err.msg);
+    est_stacks_free(&s);
+    return t;
+}
+
+static int cct_main(int argc, char **argv, est_selection *sel)
 {
     static const struct option opts[] = {
         { "from", required_argument, 0, 'f' }, { "metric", required_argument, 0, 'm' },
@@ -179,7 +204,7 @@ int cmd_cct(int argc, char **argv)
         { "against", required_argument, 0, 'a' }, { "against-metric", required_argument, 0, 'A' },
         { "top", required_argument, 0, 't' }, { 0, 0, 0, 0 },
     };
-    const char *from = NULL, *metric = "cycles", *vs = NULL, *vs_metric = "cycles";
+    const char *from = NULL, *metric = NULL, *vs = NULL, *vs_metric = "cycles";
     size_t top = 50;
     bool json = false, fold = false;
     cview v = { .depth = 64, .min = 0.001 };
@@ -218,19 +243,29 @@ int cmd_cct(int argc, char **argv)
         default: fputs(usage_text, stderr); return 2;
         }
     }
-    if (optind != argc || !from || (json && fold) || (vs && (json || fold))) {
+    if (optind != argc || (json && fold) || (vs && (json || fold)) ||
+        (from && (sel->db || sel->epoch || sel->all_epochs || sel->nevents))) {
         fputs(usage_text, stderr);
         return 2;
     }
     char err[512];
-    cct *t = cct_read(from, err, sizeof err);
-    if (!t) {
-        fprintf(stderr, "cpo: %s\n", err);
-        return 1;
+    cct *t;
+    if (from) {
+        if (!(t = cct_read(from, err, sizeof err)))
+            fprintf(stderr, "cpo: %s\n", err);
+    } else {
+        if (cpo_selection_finish("cct", sel, 0))
+            return 2;
+        t = from_samples(sel);
     }
+    if (!t)
+        return 1;
     v.t = t;
+    /* a tree from samples has one metric, samples; axp's, cycles first */
+    if (!metric)
+        metric = cct_metric(t, "cycles") >= 0 ? "cycles" : t->metric[t->nmetrics > 1 ? 1 : 0];
     if ((v.m = cct_metric(t, metric)) < 0) {
-        fprintf(stderr, "cpo: %s has no metric '%s'\n", from, metric);
+        fprintf(stderr, "cpo: %s has no metric '%s'\n", from ? from : "the tree of the samples", metric);
         cct_free(t);
         return 2;
     }
@@ -261,4 +296,31 @@ int cmd_cct(int argc, char **argv)
     free(incl);
     cct_free(t);
     return 0;
+}
+
+int cmd_cct(int argc, char **argv)
+{
+    /* the selection's options first; what is left goes to getopt */
+    est_selection sel = { 0 };
+    est_error serr;
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    int nrest = 0;
+    if (!rest)
+        return 1;
+    rest[nrest++] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        int k = cpo_selection_arg(&sel, argc, argv, &i, &serr);
+        if (k < 0) {
+            fprintf(stderr, "cpo: cct: %s\n%s", serr.msg, usage_text);
+            cpo_selection_release(&sel);
+            free(rest);
+            return 2;
+        }
+        if (!k)
+            rest[nrest++] = argv[i];
+    }
+    int rc = cct_main(nrest, rest, &sel);
+    cpo_selection_release(&sel);
+    free(rest);
+    return rc;
 }
