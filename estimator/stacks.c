@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hex.h"
 #include "estimator/stacks.h"
 #include "image/image.h"
 
@@ -24,8 +25,77 @@ void est_stacks_free(est_stacks *s)
     for (size_t i = 0; s->name && i < s->st.nframes; i++)
         free(s->name[i]);
     free(s->name);
+    for (size_t i = 0; s->file && i < s->st.nimages; i++)
+        free(s->file[i]);
+    free(s->file);
     profdb_stacks_free(&s->st);
     memset(s, 0, sizeof *s);
+}
+
+/* The file of the stacks' image with this key: one of the files the
+ * selection names (an image that moved), else the recorded path, but only
+ * a file that is that build: a rewritten image's frames, carried back to
+ * its original, must not be named by the rewritten file's symbols. */
+static char *file_of(const est_selection *sel, const profdb_stack_image *si)
+{
+    const char *cand[64];
+    size_t n = 0;
+    for (size_t i = 0; i < sel->nimage_files && n < 63; i++)
+        cand[n++] = sel->image_files[i];
+    cand[n++] = si->path;
+    for (size_t i = 0; i < n; i++) {
+        image_error ie;
+        image *img = image_open(cand[i], &ie);
+        if (!img)
+            continue;
+        char key[PROFDB_KEY_MAX];
+        bool same = !strcmp(profdb_key(img->build_id, img->build_id_len, cand[i], key), si->key);
+        image_close(img);
+        if (same)
+            return strdup(cand[i]);
+    }
+    return NULL;
+}
+
+/* Frames in a rewritten image, carried back to its original through the
+ * image's address map (origin): the original's key and address, so the
+ * stacks of an optimized binary add up with the original's.  Equal stacks
+ * and images are merged afterwards. */
+static bool to_originals(est_stacks *s, est_origin_fn origin, void *ctx, est_error *err)
+{
+    bool moved = false;
+    for (size_t i = 0; i < s->st.nimages; i++) {
+        profdb_stack_image *si = &s->st.img[i];
+        image_error ie;
+        image *img = strcmp(si->key, "unknown") ? image_open(si->path, &ie) : NULL;
+        est_origin o;
+        if (!img || !origin(ctx, img, &o)) {
+            image_close(img);
+            continue;
+        }
+        image_close(img);
+        for (size_t f = 0; f < s->st.nframes; f++)
+            if (s->st.frames[f].image == i)
+                s->st.frames[f].offset = o.lookup(o.map, s->st.frames[f].offset);
+        char key[2 * PROFDB_MAX_BUILD_ID + 1];
+        hex_bytes(o.build_id, o.build_id_len, key, sizeof key);
+        char *nk = strdup(key);
+        if (o.free)
+            o.free(o.map);
+        if (!nk) {
+            snprintf(err->msg, sizeof err->msg, "out of memory");
+            return false;
+        }
+        free(si->key);
+        si->key = nk;
+        moved = true;
+    }
+    profdb_error pe;
+    if (moved && !profdb_stacks_normalise(&s->st, &pe)) {
+        snprintf(err->msg, sizeof err->msg, "%s", pe.msg);
+        return false;
+    }
+    return true;
 }
 
 /* Name every frame through its image's symbols; an image that cannot be
@@ -41,8 +111,8 @@ static bool name_frames(est_stacks *s, est_error *err)
     }
     for (size_t i = 0; i < s->st.nimages; i++) {
         image_error ie;
-        if (strcmp(s->st.img[i].key, "unknown"))
-            im[i] = image_open(s->st.img[i].path, &ie);
+        if (s->file[i])
+            im[i] = image_open(s->file[i], &ie);
     }
     bool ok = true;
     for (size_t i = 0; ok && i < nf; i++) {
@@ -70,6 +140,12 @@ static bool name_frames(est_stacks *s, est_error *err)
 
 bool est_stacks_load(const est_selection *sel, est_stacks *out, est_error *err)
 {
+    return est_stacks_load_mapped(sel, NULL, NULL, out, err);
+}
+
+bool est_stacks_load_mapped(const est_selection *sel, est_origin_fn origin, void *ctx, est_stacks *out,
+                            est_error *err)
+{
     memset(out, 0, sizeof *out);
     profdb_error pe;
     profdb *db = profdb_open(sel->db, 0, &pe);
@@ -95,6 +171,18 @@ bool est_stacks_load(const est_selection *sel, est_stacks *out, est_error *err)
         return false;
     }
     out->samples = out->st.total;
+    if (origin && !to_originals(out, origin, ctx, err)) {
+        est_stacks_free(out);
+        return false;
+    }
+    if (!(out->file = calloc(out->st.nimages + 1, sizeof *out->file))) {
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        est_stacks_free(out);
+        return false;
+    }
+    for (size_t i = 0; i < out->st.nimages; i++)
+        if (strcmp(out->st.img[i].key, "unknown"))
+            out->file[i] = file_of(sel, &out->st.img[i]);
     if (!name_frames(out, err)) {
         est_stacks_free(out);
         return false;

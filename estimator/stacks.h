@@ -10,12 +10,15 @@
 
 #include <stdio.h>
 
+#include "estimator/diff.h"
 #include "estimator/samples.h"
 #include "paths/cct.h"
 #include "profdb/stacks.h"
 
 typedef struct est_stacks {
     profdb_stacks st;          /* the selection's stacks, added up */
+    char **file;               /* per image of st.img: the file read for it
+                                  (of that build), NULL when none was found */
     char **name;               /* per frame of st.frames: its procedure */
     uint64_t samples;          /* stacks' total */
 } est_stacks;
@@ -23,6 +26,12 @@ typedef struct est_stacks {
 /* The stacks of sel's epoch (or all epochs) for one event (NULL: the
  * selection's first, or every event when it names none). */
 bool est_stacks_load(const est_selection *sel, est_stacks *out, est_error *err);
+/* The same, with every frame in a rewritten image carried back to its
+ * original through the image's address map (origin, as cpo diff's: the
+ * rewriter's map is read by the tools), so stacks taken on an optimized
+ * binary line up, and add up, with the original's. */
+bool est_stacks_load_mapped(const est_selection *sel, est_origin_fn origin, void *ctx, est_stacks *out,
+                            est_error *err);
 void est_stacks_free(est_stacks *s);
 
 /* How a stack's walk ended, by number (axp's AXP_STK_*). */

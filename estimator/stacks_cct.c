@@ -34,7 +34,7 @@ static bool open_images(const est_stacks *s, cct *t, img_cfg *ic)
         ic[i].ci = CCT_NOIMAGE;
         if (!strcmp(si->key, "unknown"))
             continue;
-        if ((ic[i].img = image_open(si->path, &ie)) != NULL) {
+        if (s->file[i] && (ic[i].img = image_open(s->file[i], &ie)) != NULL) {
             ic[i].cfg = cfg_build(ic[i].img, err, sizeof err);
             hex_bytes(ic[i].img->build_id, ic[i].img->build_id_len, bid, sizeof bid);
         }

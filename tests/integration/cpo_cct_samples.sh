@@ -5,7 +5,11 @@
 # top 10 contexts by exact cycles is found in the sampled tree and holds
 # its share of samples within 2 points of its share of cycles (cpo cct
 # --against); the sampled tree prints as text, JSON and folded stacks
-# whose counts add up to the samples; --from with --db is refused.
+# whose counts add up to the samples; --from with --db is refused.  Stacks
+# taken on a rewritten binary (a random layout) are carried back through
+# its address map: with --image ORIGINAL every one of the top 10 contexts
+# of the original's exact tree is found in theirs (their shares differ by
+# what the new layout changed, under 5 points).
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 AXP=$BUILD/bin/axp CPO=$BUILD/bin/cpo CPOD=$BUILD/bin/cpod P=$BUILD/programs
@@ -34,5 +38,16 @@ folded=$("$CPO" cct --db "$DB" --folded | awk '{ s += $NF } END { print s + 0 }'
 check "folded stacks of the sampled tree add up to the $samples samples ($folded)" [ "$folded" = "$samples" ]
 check "the sampled tree as text names main" sh -c "'$CPO' cct --db '$DB' | grep -q ' main '"
 check "the sampled tree as JSON" sh -c "'$CPO' cct --db '$DB' --json | python3 -c 'import json, sys; json.load(sys.stdin)'"
+p=funcptr-static
+"$BUILD/bin/optimize-image" "$P/$p" --plan random --seed 7 -o "$T/$p.new" >/dev/null 2>"$T/err" ||
+  { echo "FAIL optimize-image: $(tail -1 "$T/err")"; status=1; }
+rm -rf "$DB"
+"$CPOD" --db "$DB" --flush 1h || { echo "FAIL cpod did not start"; exit 1; }
+"$AXP" run --pmu cycles:500 --stacks --collector "$DB" -- "$T/$p.new" >/dev/null 2>"$T/err"
+"$CPO" quit --db "$DB" >/dev/null
+"$CPO" cct --db "$DB" --image "$P/$p" --against "$T/$p.cct" --top 10 >"$T/rw.cmp" 2>"$T/err"
+check "rewritten $p, carried back: $(tail -1 "$T/rw.cmp")" \
+  awk '/^10 contexts:.* 0 not in this tree$/ { ok = $(NF - 6) + 0 < 5 } END { exit !ok }' "$T/rw.cmp" ||
+  cat "$T/rw.cmp" "$T/err"
 check "--from and --db together are refused" sh -c "! '$CPO' cct --db '$DB' --from '$T/$p.cct' 2>/dev/null"
 exit $status

@@ -24,7 +24,7 @@
 #include "tools/cpo/commands.h"
 
 static const char usage_text[] =
-    "usage: cpo cct [--from FILE | --db DIR [--epoch E|--all-epochs] [-e EVENT]] [--metric M]\n"
+    "usage: cpo cct [--from FILE | --db DIR [--epoch E|--all-epochs] [-e EVENT] [--image FILE]...] [--metric M]\n"
     "               [--depth N] [--min F] [--json | --folded]\n"
     "       cpo cct [--from FILE | --db DIR ...] [--metric M] --against FILE2 [--against-metric M2] [--top N]\n";
 
@@ -182,7 +182,7 @@ static cct *from_samples(est_selection *sel)
 {
     est_stacks s;
     est_error err;
-    if (!est_stacks_load(sel, &s, &err)) {
+    if (!est_stacks_load_mapped(sel, cpo_origin_of, NULL, &s, &err)) {
         fprintf(stderr, "cpo: cct: %s\n", err.msg);
         return NULL;
     }
@@ -202,17 +202,26 @@ static int cct_main(int argc, char **argv, est_selection *sel)
         { "depth", required_argument, 0, 'd' }, { "min", required_argument, 0, 'n' },
         { "json", no_argument, 0, 'j' }, { "folded", no_argument, 0, 'F' },
         { "against", required_argument, 0, 'a' }, { "against-metric", required_argument, 0, 'A' },
-        { "top", required_argument, 0, 't' }, { 0, 0, 0, 0 },
+        { "top", required_argument, 0, 't' }, { "image", required_argument, 0, 'i' }, { 0, 0, 0, 0 },
     };
     const char *from = NULL, *metric = NULL, *vs = NULL, *vs_metric = "cycles";
+    const char *images[64];
     size_t top = 50;
     bool json = false, fold = false;
     cview v = { .depth = 64, .min = 0.001 };
     char *end;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "f:m:d:n:jFa:A:t:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "f:m:d:n:jFa:A:t:i:", opts, NULL)) != -1) {
         switch (c) {
+        case 'i':
+            if (sel->nimage_files == sizeof images / sizeof images[0]) {
+                fprintf(stderr, "cpo: cct: too many --image options\n");
+                return 2;
+            }
+            images[sel->nimage_files++] = optarg;
+            sel->image_files = images;
+            break;
         case 'a': vs = optarg; break;
         case 'A': vs_metric = optarg; break;
         case 't':
@@ -244,7 +253,7 @@ static int cct_main(int argc, char **argv, est_selection *sel)
         }
     }
     if (optind != argc || (json && fold) || (vs && (json || fold)) ||
-        (from && (sel->db || sel->epoch || sel->all_epochs || sel->nevents))) {
+        (from && (sel->db || sel->epoch || sel->all_epochs || sel->nevents || sel->nimage_files))) {
         fputs(usage_text, stderr);
         return 2;
     }

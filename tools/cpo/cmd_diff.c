@@ -15,46 +15,9 @@
 
 #include "estimator/diff.h"
 #include "estimator/profset.h"
-#include "rewriter/addrmap.h"
 #include "tools/cpo/commands.h"
 
 static const char USAGE[] = "usage: cpo diff [-e EVENT] [-i] [--limit N] A B   (A, B: DIR, DIR@EPOCH or DIR@all)\n";
-
-static uint64_t map_lookup(const void *map, uint64_t offset)
-{
-    int kind;
-    return addrmap_lookup(map, offset, &kind);
-}
-
-static void map_free(void *map)
-{
-    addrmap_free(map);
-    free(map);
-}
-
-/* An image without the note is simply not a rewritten one; a damaged note
- * is reported and the image taken as it is. */
-static bool origin_of(void *ctx, const image *img, est_origin *out)
-{
-    (void)ctx;
-    if (!image_section_by_name(img, ADDRMAP_SECTION))
-        return false;
-    addrmap *m = calloc(1, sizeof *m);
-    char err[512];
-    if (!m)
-        return false;
-    if (!addrmap_read(img, m, err, sizeof err)) {
-        fprintf(stderr, "cpo: warning: %s; the image is compared as it is\n", err);
-        free(m);
-        return false;
-    }
-    memcpy(out->build_id, m->build_id, m->build_id_len);
-    out->build_id_len = m->build_id_len;
-    out->map = m;
-    out->lookup = map_lookup;
-    out->free = map_free;
-    return true;
-}
 
 static void print_rows(const char *title, const est_diff_row *r, size_t n, size_t limit, bool procs)
 {
@@ -136,7 +99,7 @@ int cmd_diff(int argc, char **argv)
     }
     est_diff d = { 0 };
     if (rc == 0) {
-        est_diff_options opt = { .event = event, .origin = origin_of };
+        est_diff_options opt = { .event = event, .origin = cpo_origin_of };
         if (!est_diff_compute(&sets[0], &sets[1], &opt, &d, &err)) {
             fprintf(stderr, "cpo: %s\n", err.msg);
             rc = 1;

@@ -60,7 +60,7 @@ int cmd_export(int argc, char **argv)
         const char *ev = s.events[e];
         one.events = &ev;
         one.nevents = 1;
-        if (!est_stacks_load(&one, &stk[e], &err)) {
+        if (!est_stacks_load_mapped(&one, cpo_origin_of, NULL, &stk[e], &err)) {
             fprintf(stderr, "cpo: export: %s\n", err.msg);
             rc = 1;
         } else if (stk[e].st.n && stk[e].samples != s.totals[e]) {

@@ -4,6 +4,7 @@
 #ifndef CPO_COMMANDS_H
 #define CPO_COMMANDS_H
 
+#include "estimator/diff.h"
 #include "estimator/profset.h"
 #include "estimator/samples.h"
 
@@ -33,6 +34,11 @@ int cmd_cct(int argc, char **argv);      /* cmd_cct.c: paths/ calling context tr
 int cmd_report(int argc, char **argv);   /* cmd_report.c: report/ */
 int cmd_serve(int argc, char **argv);    /* cmd_serve.c: service/ */
 int cmd_status(int argc, char **argv);   /* cmd_serve.c */
+
+/* origin.c: est_origin_fn for a rewritten image (its address map), NULL
+ * ctx; an image without a map is no rewritten one; a damaged map is
+ * reported and the image taken as it is. */
+bool cpo_origin_of(void *ctx, const image *img, est_origin *out);
 
 /* selection.c.  The selection option at argv[*i] (with its argument, which
  * *i then passes): 1 when it was one, 0 when argv[*i] is something else,

@@ -14,7 +14,7 @@ int cpo_prof_stacks(est_selection *sel, const char *proc, bool callers, size_t l
 {
     est_stacks s;
     est_error err;
-    if (!est_stacks_load(sel, &s, &err)) {
+    if (!est_stacks_load_mapped(sel, cpo_origin_of, NULL, &s, &err)) {
         fprintf(stderr, "cpo: prof: %s\n", err.msg);
         return 1;
     }
