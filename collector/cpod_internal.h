@@ -209,13 +209,16 @@ bool cpod_stacks_merge(cpod_stackset *s, profdb *db, const char *host, profdb_er
  * notices (so a restarted daemon knows every process's maps) and the
  * entry batches (so it can rebuild the samples a killed daemon held),
  * cut into merge generations by markers. */
-enum { CPOD_J_NOTICE = 1, CPOD_J_BATCH = 2, CPOD_J_MARK = 3, CPOD_J_SNAP = 4, CPOD_J_VALUES = 5 };
+enum { CPOD_J_NOTICE = 1, CPOD_J_BATCH = 2, CPOD_J_MARK = 3, CPOD_J_SNAP = 4, CPOD_J_VALUES = 5,
+       CPOD_J_STACK = 6 };
 
 typedef struct cpod_jrec {
     int type;
     const drv_notice *notice;          /* NOTICE */
     const drv_batch *batch;            /* BATCH */
     const drv_value_batch *values;     /* VALUES (n 0: where a CPU's stream stands) */
+    unsigned cpu;                      /* STACK: the ring's CPU */
+    const drv_stack_rec *stack;        /* STACK (n 0: where a CPU's ring stands) */
     uint64_t gen;                      /* MARK, SNAP: merge generation */
     uint64_t seq;                      /* SNAP: notices below this seq are in the snapshot */
 } cpod_jrec;
@@ -260,6 +263,7 @@ typedef struct cpod_cpustate {
     uint64_t active_next;  /* ... salvaged part-filled buffers */
     uint64_t table_hash;   /* the last salvaged table chunk */
     uint64_t values_next;  /* value records below this place are journalled */
+    uint64_t stacks_next;  /* stack records below this byte of the ring are journalled */
 } cpod_cpustate;
 
 typedef struct cpod_region {

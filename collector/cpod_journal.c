@@ -99,6 +99,9 @@ bool cpod_jrec_encode(cpod_buf *b, const cpod_jrec *r)
     case CPOD_J_VALUES:
         pay = 24 + r->values->n * sizeof(drv_value);
         break;
+    case CPOD_J_STACK:
+        pay = 32 + 8 * (size_t)r->stack->n;
+        break;
     default:
         return false;
     }
@@ -148,6 +151,16 @@ bool cpod_jrec_encode(cpod_buf *b, const cpod_jrec *r)
         if (r->values->n)
             memcpy(q + 24, r->values->v, r->values->n * sizeof(drv_value));
         break;
+    case CPOD_J_STACK:
+        put32(q, r->cpu);
+        put32(q + 4, r->stack->n);
+        put64(q + 8, r->stack->at);
+        put64(q + 16, r->stack->next);
+        put32(q + 24, r->stack->pid);
+        put32(q + 28, r->stack->event | r->stack->end << 8);
+        if (r->stack->n)
+            memcpy(q + 32, r->stack->pc, 8 * (size_t)r->stack->n);
+        break;
     }
     put64(p + len - 8, hash_bytes(b->p + start, len - 8));
     return true;
@@ -155,7 +168,7 @@ bool cpod_jrec_encode(cpod_buf *b, const cpod_jrec *r)
 
 /* Check and decode one record held in rec[0..len); false if damaged. */
 static bool decode(const uint8_t *rec, size_t len, cpod_jrec *r, drv_notice *n, drv_batch *bt,
-                   drv_value_batch *vb, char *pathbuf, size_t pathsize)
+                   drv_value_batch *vb, drv_stack_rec *sr, char *pathbuf, size_t pathsize)
 {
     if (len < 16 || len % 8 || get64(rec + len - 8) != hash_bytes(rec, len - 8))
         return false;
@@ -222,6 +235,20 @@ static bool decode(const uint8_t *rec, size_t len, cpod_jrec *r, drv_notice *n, 
         vb->v = (const drv_value *)(q + 24);   /* 8-aligned in the record buffer */
         r->values = vb;
         return true;
+    case CPOD_J_STACK: {
+        if (pay < 32)
+            return false;
+        r->cpu = get32(q);
+        uint32_t ev = get32(q + 28);
+        *sr = (drv_stack_rec){ .n = get32(q + 4), .at = get64(q + 8), .next = get64(q + 16),
+                               .pid = get32(q + 24), .event = ev & 0xff, .end = ev >> 8 & 0xff };
+        if (r->cpu >= DRV_MAX_CPUS || sr->n > DRV_STACKS_MAX_FRAMES || 32 + 8 * (size_t)sr->n > pay ||
+            sr->next < sr->at || ev >> 16)
+            return false;
+        sr->pc = (const uint64_t *)(q + 32);    /* 8-aligned in the record buffer */
+        r->stack = sr;
+        return true;
+    }
     }
     return false;
 }
@@ -305,7 +332,8 @@ bool cpod_journal_open(cpod_journal *j, const char *path, cpod_jrec_fn fn, void 
             drv_notice n;
             drv_batch bt;
             drv_value_batch vb;
-            if (!decode(rec, len, &r, &n, &bt, &vb, pathbuf, DRV_MAX_PATH + 1))
+            drv_stack_rec sr;
+            if (!decode(rec, len, &r, &n, &bt, &vb, &sr, pathbuf, DRV_MAX_PATH + 1))
                 break;
             if (!fn(ctx, &r)) {
                 stop = true;

@@ -183,12 +183,18 @@ static int on_values(void *ctx, const drv_value_batch *b)
     return 0;
 }
 
-/* A stack from the region's rings: mapped now, while the process's map
- * holds (before the flush that lets a dead process be reaped). */
+/* A stack from the region's rings: journalled, then mapped now, while the
+ * process's map holds (before the flush that lets a dead process be
+ * reaped).  What a dead daemon journalled and did not get to release from
+ * the ring comes again at the same place in the CPU's ring and is skipped. */
 static int on_stack(void *ctx, unsigned cpu, const drv_stack_rec *rec)
 {
     cpod_region *r = ctx;
-    (void)cpu;
+    if (cpu >= r->ncpus || rec->at < r->cs[cpu].stacks_next)
+        return 0;
+    cpod_jrec jr = { .type = CPOD_J_STACK, .cpu = cpu, .stack = rec };
+    journal(r, &jr);
+    r->cs[cpu].stacks_next = rec->next;
     const cpod_evdef *ev = event_of(r, rec->event);
     if (cpod_stacks_add(&r->d->stk, &r->procs, ev->name, rec))
         r->d->stacks++;
@@ -242,6 +248,16 @@ static bool on_replay(void *ctx, const cpod_jrec *jr)
         if (r->replay_gen > r->d->covered_gen)
             cpod_values_feed(r, jr->values->v, jr->values->n);
         return true;
+    case CPOD_J_STACK:
+        if (jr->cpu < r->ncpus && jr->stack->next > r->cs[jr->cpu].stacks_next)
+            r->cs[jr->cpu].stacks_next = jr->stack->next;
+        if (jr->stack->n && r->replay_gen > r->d->covered_gen) {
+            if (cpod_stacks_add(&r->d->stk, &r->procs, event_of(r, jr->stack->event)->name, jr->stack))
+                r->d->stacks++;
+            else
+                r->d->stacks_lost++;
+        }
+        return true;
     case CPOD_J_BATCH:
         seen(r, jr->batch, true);
         /* Generations up to covered_gen are in the database, or in a
@@ -286,6 +302,10 @@ static bool snapshot(cpod_region *r, uint64_t gen, cpod_buf *b)
         drv_value_batch vb = { .cpu = cpu, .first = cs->values_next, .n = 0 };
         cpod_jrec j3 = { .type = CPOD_J_VALUES, .values = &vb };
         if (cs->values_next && !cpod_jrec_encode(b, &j3))
+            return false;
+        drv_stack_rec sr = { .at = cs->stacks_next, .next = cs->stacks_next };
+        cpod_jrec j4 = { .type = CPOD_J_STACK, .cpu = cpu, .stack = &sr };
+        if (cs->stacks_next && !cpod_jrec_encode(b, &j4))
             return false;
     }
     return true;

@@ -269,7 +269,7 @@ int drv_stacks_take(drv_stacks *s, int (*fn)(void *ctx, unsigned cpu, const drv_
                 t + rec[0] > h)
                 return fail(err, DRV_ECORRUPT, "stack ring", "%s: %s", "bad record");
             memcpy(pcs, r + pos + REC_HDR, 8u * n);
-            drv_stack_rec sr = { rec[2], rec[1] >> 16 & 0xff, rec[1] >> 24, n, pcs };
+            drv_stack_rec sr = { rec[2], rec[1] >> 16 & 0xff, rec[1] >> 24, n, pcs, t, t + rec[0] };
             if (fn(ctx, cpu, &sr)) {
                 atomic_store_explicit(&c->tail, t, memory_order_release);
                 err->code = DRV_ESINK;

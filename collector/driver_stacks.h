@@ -33,6 +33,9 @@ typedef struct drv_stack_rec {
     unsigned end;              /* how the walk ended (axp's AXP_STK_*) */
     unsigned n;                /* frames, 1..DRV_STACKS_MAX_FRAMES */
     const uint64_t *pc;        /* leaf first; valid only during the callback */
+    uint64_t at, next;         /* where the record starts and ends in its CPU's
+                                  stream (bytes ever written): a consumer that
+                                  journals records knows by them what it took */
 } drv_stack_rec;
 
 typedef struct drv_stacks_counters {

@@ -8,7 +8,8 @@
 # hof_f are hof_f, hof_m and main; main's callees include hof_f; folded
 # lines are "frames COUNT" with the start code at the root; truncated
 # stacks are rooted at their reason.  The machines' stack files go with
-# their regions.
+# their regions.  A daemon killed after taking stacks, before merging
+# them: the next one replays them from its journal.
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 AXP=$BUILD/bin/axp CPO=$BUILD/bin/cpo CPOD=$BUILD/bin/cpod P=$BUILD/programs
@@ -72,4 +73,28 @@ check "an absent procedure is an error that says so" grep -q "no stack holds pro
 check "--folded with --callers is a usage error" [ $? = 2 ]
 left=$(ls "$DB"/.cpod/*/regions/ 2>/dev/null | grep -c stacks)
 check "the machines' stack files are gone with their regions ($left left)" [ "$left" = 0 ]
+
+# A daemon killed with the stacks taken and journalled, not merged: the
+# next one replays them from the journal, none lost and none twice.
+"$CPO" quit --db "$DB" >/dev/null 2>&1
+K=$T/killed
+start_k() {
+  for t in $(seq 100); do
+    "$CPOD" --db "$K" --drain 100ms --flush 1h --log "$T/klog" 2>"$T/kerr" && break
+    grep -q "already served" "$T/kerr" || break
+    sleep 0.02
+  done
+}
+start_k
+"$AXP" run --pmu cycles:2000 --stacks --collector "$K" --stats="$T/k.stats" -- "$P/threads-static" >/dev/null
+sleep 0.5
+kill -9 "$(cat "$K"/.cpod/*/lock)"
+start_k
+"$CPO" quit --db "$K" >/dev/null 2>&1
+want=$(samples "$T/k.stats")
+got=$("$CPO" prof --db "$K" --all-epochs --folded 2>/dev/null | awk '{ s += $NF } END { print s + 0 }')
+check "cpod killed after taking the stacks: the next one stores them all ($got of $want)" [ "$got" = "$want" ]
+for l in "$K"/.cpod/*/regions; do
+  r=$(readlink "$l") && case "$r" in /dev/shm/cpod-*) rm -rf "$r";; esac
+done
 exit $status
