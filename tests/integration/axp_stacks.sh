@@ -38,7 +38,7 @@ run() {     # NAME PROGRAM [axp options...]: stats in NAME.json, log in NAME.log
 
 run alu "$P/alu-static" --stacks
 run threads "$P/threads-static" --stacks
-run signals "$P/signals-static" --stacks
+run signals "$P/signals-static" --stacks --pmu cycles:200   # dense: samples inside the handlers
 run rec8 "$P/recursion-static" --stacks=8
 run plain "$P/alu-static"
 cmp -s "$tmp/alu.out" "$P/../../tests/programs/alu.expected" 2>/dev/null ||
