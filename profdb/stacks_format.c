@@ -11,6 +11,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "common/bytebuf.h"
 #include "common/le.h"
 #include "common/leb128.h"
 #include "profdb/internal.h"
@@ -25,71 +26,35 @@ static uint32_t crc(const void *p, size_t n) { return (uint32_t)crc32_z(0, p, n)
 
 /* ---- encoding ------------------------------------------------------------ */
 
-typedef struct buf {
-    uint8_t *b;
-    size_t n, cap;
-    bool oom;
-} buf;
-
-static void put(buf *o, const void *p, size_t n)
-{
-    if (o->oom)
-        return;
-    if (o->n + n > o->cap) {
-        size_t cap = (o->cap + n) * 2;
-        uint8_t *b = realloc(o->b, cap);
-        if (!b) {
-            o->oom = true;
-            return;
-        }
-        o->b = b;
-        o->cap = cap;
-    }
-    memcpy(o->b + o->n, p, n);
-    o->n += n;
-}
-
-static void uleb(buf *o, uint64_t v)
-{
-    uint8_t t[10];
-    size_t n = 0;
-    do {
-        t[n] = v & 0x7f;
-        v >>= 7;
-        t[n++] |= v ? 0x80 : 0;
-    } while (v);
-    put(o, t, n);
-}
-
-static void str16(buf *o, const char *s)
+static void str16(bytebuf *o, const char *s)
 {
     uint8_t l[2];
     le_put16(l, (uint16_t)strlen(s));
-    put(o, l, 2);
-    put(o, s, strlen(s));
+    bytebuf_put(o, l, 2);
+    bytebuf_put(o, s, strlen(s));
 }
 
 bool profdb_stacks_encode(const profdb_stacks *s, uint8_t **data, size_t *size, profdb_error *err)
 {
-    buf pl = { 0 }, h = { 0 };
+    bytebuf pl = { 0 }, h = { 0 };
     for (size_t i = 0; i < s->n; i++) {
-        uleb(&pl, s->s[i].count);
-        uleb(&pl, s->s[i].end);
-        uleb(&pl, s->s[i].n);
+        bytebuf_uleb(&pl, s->s[i].count);
+        bytebuf_uleb(&pl, s->s[i].end);
+        bytebuf_uleb(&pl, s->s[i].n);
         for (uint32_t j = 0; j < s->s[i].n; j++) {
-            uleb(&pl, s->s[i].f[j].image);
-            uleb(&pl, s->s[i].f[j].offset);
+            bytebuf_uleb(&pl, s->s[i].f[j].image);
+            bytebuf_uleb(&pl, s->s[i].f[j].offset);
         }
     }
     uint8_t fixed[HDR_FIXED] = { 0 };
-    put(&h, fixed, sizeof fixed);
-    put(&h, s->event, strlen(s->event));
-    put(&h, s->host, strlen(s->host));
+    bytebuf_put(&h, fixed, sizeof fixed);
+    bytebuf_put(&h, s->event, strlen(s->event));
+    bytebuf_put(&h, s->host, strlen(s->host));
     for (size_t i = 0; i < s->nimages; i++) {
         str16(&h, s->img[i].key);
         str16(&h, s->img[i].path);
     }
-    put(&h, fixed, 4);
+    bytebuf_put(&h, fixed, 4);
     size_t bound = ZSTD_compressBound(pl.n);
     uint8_t *z = pl.n ? malloc(bound) : NULL;
     if (pl.oom || h.oom || (pl.n && !z) || h.n > HDR_MAX) {
@@ -125,7 +90,7 @@ bool profdb_stacks_encode(const profdb_stacks *s, uint8_t **data, size_t *size, 
     le_put16(d + 70, (uint16_t)strlen(s->event));
     le_put16(d + 72, (uint16_t)strlen(s->host));
     le_put32(d + h.n - 4, crc(d, h.n - 4));
-    put(&h, z, zn);
+    bytebuf_put(&h, z, zn);
     free(z);
     free(pl.b);
     if (h.oom) {

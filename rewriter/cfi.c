@@ -8,48 +8,9 @@
 
 #include "rewriter/cfi.h"
 
-void cfi_put(cfi_out *o, const void *p, size_t n)
-{
-    if (o->oom || !n)
-        return;
-    if (o->n + n > o->cap) {
-        size_t cap = (o->cap + n) * 2;
-        uint8_t *b = realloc(o->b, cap);
-        if (!b) {
-            o->oom = true;
-            return;
-        }
-        o->b = b;
-        o->cap = cap;
-    }
-    memcpy(o->b + o->n, p, n);
-    o->n += n;
-}
-
 static void put1(cfi_out *o, uint8_t v)
 {
     cfi_put(o, &v, 1);
-}
-
-void cfi_uleb(cfi_out *o, uint64_t v)
-{
-    do {
-        uint8_t b = v & 0x7f;
-        v >>= 7;
-        put1(o, (uint8_t)(b | (v ? 0x80 : 0)));
-    } while (v);
-}
-
-void cfi_sleb(cfi_out *o, int64_t v)
-{
-    for (;;) {
-        uint8_t b = v & 0x7f;
-        v >>= 7;    /* arithmetic on every compiler we build with */
-        bool done = (v == 0 && !(b & 0x40)) || (v == -1 && (b & 0x40));
-        put1(o, (uint8_t)(b | (done ? 0 : 0x80)));
-        if (done)
-            return;
-    }
 }
 
 bool cfi_emit_advance(cfi_out *o, const cfi_cie_info *ci, uint64_t delta)

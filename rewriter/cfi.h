@@ -6,14 +6,11 @@
 #ifndef REWRITER_CFI_H
 #define REWRITER_CFI_H
 
+#include "common/bytebuf.h"
 #include "image/cfi.h"
 
 /* An output program under construction. */
-typedef struct cfi_out {
-    uint8_t *b;
-    size_t n, cap;
-    bool oom;
-} cfi_out;
+typedef bytebuf cfi_out;
 
 /* Emit what turns row `from` into row `to` (init gives the CIE's rules,
  * for DW_CFA_restore).  Returns false when `to` cannot be expressed. */
@@ -22,8 +19,8 @@ bool cfi_emit_delta(cfi_out *o, const cfi_cie_info *ci, const cfi_row *init,
 /* Advance by delta bytes; false when delta is not a multiple of the code
  * alignment factor or too far for one advance. */
 bool cfi_emit_advance(cfi_out *o, const cfi_cie_info *ci, uint64_t delta);
-void cfi_put(cfi_out *o, const void *p, size_t n);
-void cfi_uleb(cfi_out *o, uint64_t v);
-void cfi_sleb(cfi_out *o, int64_t v);
+static inline void cfi_put(cfi_out *o, const void *p, size_t n) { bytebuf_put(o, p, n); }
+static inline void cfi_uleb(cfi_out *o, uint64_t v) { bytebuf_uleb(o, v); }
+static inline void cfi_sleb(cfi_out *o, int64_t v) { bytebuf_sleb(o, v); }
 
 #endif
