@@ -59,6 +59,15 @@ $(BUILD)/asan/lib/libcpo_$(1).a: $(patsubst %.c,$(BUILD)/asan/obj/%.o,$(call roo
 endef
 $(foreach r,$(ROOMS),$(if $(call room_srcs,$(r)),$(eval $(call room_rules,$(r)))))
 
+# The instrumented image's runtime, built for Alpha (scripts/build-runtime.sh)
+# and carried by rewriter/rtblob.c.
+RT_BLOB := $(BUILD)/gen/rt.bin
+$(RT_BLOB): rewriter/runtime/rt.S rewriter/runtime/rt.c rewriter/runtime/rt.h scripts/build-runtime.sh
+	@mkdir -p $(dir $@)
+	bash scripts/build-runtime.sh $(ALPHA_CC) $@
+$(BUILD)/obj/rewriter/rtblob.o $(BUILD)/asan/obj/rewriter/rtblob.o: $(RT_BLOB)
+$(BUILD)/obj/rewriter/rtblob.o $(BUILD)/asan/obj/rewriter/rtblob.o: CFLAGS += -DRT_BLOB='"$(RT_BLOB)"'
+
 # ---- tools -------------------------------------------------------------
 define tool_rules
 $(BUILD)/bin/$(1): $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/$(1)/*.c)) $(ROOM_LIBS)

@@ -1,0 +1,39 @@
+/*
+ * rewriter/runtime/rt.h: the data region the instrumented image carries,
+ * shared by the runtime (compiled for Alpha into a blob) and the rewriter
+ * that fills it in.  All offsets are from the region's start; all fields
+ * 64-bit little-endian.
+ */
+#ifndef RT_H
+#define RT_H
+
+#define RT_SSP        0    /* shadow stack pointer: the running activation's slot */
+#define RT_PID        8    /* pid of the process that started the program */
+#define RT_ENVP       16   /* its environment */
+#define RT_SAVE       24   /* 4 words the start-up code saves registers in */
+#define RT_THREADED   56   /* non-zero once a thread was created */
+#define RT_NPROCS     64
+#define RT_PROCS      72   /* offset of the procedure table */
+#define RT_HEAD       80   /* offset and length of the text before the procedures */
+#define RT_HEADLEN    88
+#define RT_ENVNAME    96   /* offset and length of "CPO_PROFILE_OUT=" */
+#define RT_ENVLEN     104
+#define RT_GUARD      112  /* page after the shadow stack, made inaccessible */
+#define RT_MSG        120  /* offset and length of what to say on stderr when */
+#define RT_MSGLEN     128  /* threads made the counts unusable */
+#define RT_HDRSIZE    136
+
+/* One per instrumented procedure: its counters, and its `proc` line. */
+#define RT_P_COUNTS   0
+#define RT_P_NPATHS   8
+#define RT_P_LINE     16
+#define RT_P_LINELEN  24
+#define RT_PSIZE      32
+
+/* Blob layout: entry points and the words the rewriter patches. */
+#define RT_B_START    0    /* br to the start-up code (the new e_entry) */
+#define RT_B_HOOK     4    /* br to the system-call hook */
+#define RT_B_REGION   8    /* region address - blob address */
+#define RT_B_ENTRY    16   /* original entry (moved) - blob address */
+
+#endif
