@@ -351,6 +351,31 @@ static size_t first_proc(const cfg_program *p, uint64_t lo)
     return l;
 }
 
+/* The units of a block with inserted code: code inserted before an
+ * instruction unwinds as that instruction, code after it (after a call,
+ * or a block's last instruction falling through) as the next one. */
+static size_t ins_units(const rw_ctx *cx, const rw_item *it, const cfg_block *bl, uint64_t lo,
+                        uint64_t hi, unit *u, size_t n)
+{
+    uint64_t pc = it->addr, end = bl->end - (it->drop ? 4 : 0);
+    for (uint64_t o = bl->start; o < end; o += 4) {
+        size_t k;
+        const struct rw_snip *s = rw_snips_at(cx, o, &k);
+        uint64_t next = o + 4 < hi && o + 4 >= lo ? o + 4 : o;
+        for (size_t j = 0; j < k; j++)
+            if (!rw_snip_is_after(&s[j]))
+                for (uint32_t b = 0; b < rw_snip_bytes(&s[j]); b += 4, pc += 4)
+                    u[n++] = (unit){ pc, o, false };
+        u[n++] = (unit){ pc, o, true };
+        pc += 4;
+        for (size_t j = 0; j < k; j++)
+            if (rw_snip_is_after(&s[j]))
+                for (uint32_t b = 0; b < rw_snip_bytes(&s[j]); b += 4, pc += 4)
+                    u[n++] = (unit){ pc, next, false };
+    }
+    return n;
+}
+
 static bool grow_units(rw_ctx *cx, unit **ubuf, size_t *ucap, size_t need)
 {
     if (need <= *ucap)
@@ -416,11 +441,14 @@ static bool rebuild_fde(builder *b, const eh_fde *f, unit **ubuf, size_t *ucap)
                 for (uint32_t k = 0; n && k < it->pad; k += 4)
                     u[n++] = (unit){ it->addr - it->pad + k, bl->start, false };
                 uint32_t body = (uint32_t)(bl->end - bl->start) - (it->drop ? 4 : 0);
-                for (uint32_t k = 0; k < body; k += 4)
-                    u[n++] = (unit){ it->addr + k, bl->start + k, true };
+                if (it->ins)
+                    n = ins_units(cx, it, bl, lo, hi, u, n);
+                else
+                    for (uint32_t k = 0; k < body; k += 4)
+                        u[n++] = (unit){ it->addr + k, bl->start + k, true };
                 if (it->addbr) {
                     uint64_t o = it->brto >= lo && it->brto < hi ? it->brto : bl->end - 4;
-                    u[n++] = (unit){ it->addr + body, o, false };
+                    u[n++] = (unit){ it->addr + it->size - 4, o, false };
                 }
                 next = it->addr + it->size;
             }

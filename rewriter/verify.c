@@ -454,6 +454,9 @@ bool rw_verify(const image *orig, const image *neu, FILE *report, rw_verify_stat
             st->code++;
             check_code(&v, n, w, o);
             break;
+        case AM_INSTR:
+            st->inserted++;     /* an instrumenter's: not the original's */
+            break;
         case AM_PAD:
             st->pads++;
             if (w != ALPHA_NOP_WORD)

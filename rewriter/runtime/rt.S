@@ -14,6 +14,7 @@ rt_blob:
         br      $31, hook
         .quad   0                       /* RT_B_REGION */
         .quad   0                       /* RT_B_ENTRY */
+        .quad   0                       /* RT_B_REGABS */
 
 /* reg = the region, tmp = the blob's address. */
 .macro REGION reg, tmp
@@ -25,7 +26,7 @@ rt_blob:
 
 /* The kernel (or ld.so) enters here with sp -> argc, argv..., 0, envp...
  * and v0 holding ld.so's finaliser.  Note the environment and the pid,
- * make the page after the shadow stack inaccessible, go on to _start. */
+ * make the pages around the shadow stack inaccessible, go on to _start. */
 start:
         REGION  $2, $1
         stq     $0, RT_SAVE($2)
@@ -41,6 +42,12 @@ start:
         lda     $17, 8192($31)
         mov     $31, $18                /* PROT_NONE */
         lda     $0, 74($31)             /* mprotect */
+        callsys
+        REGION  $2, $1
+        ldq     $16, RT_GUARD2($2)
+        lda     $17, 8192($31)
+        mov     $31, $18
+        lda     $0, 74($31)
         callsys
         REGION  $2, $1
         ldq     $0, RT_SAVE($2)

@@ -166,8 +166,8 @@ void rt_write(char *r)
             put_ch(&o, '\n');
         }
     }
-    /* "outside\nend\n" comes after the head text in the region. */
-    put(&o, r + F(r, RT_HEAD) + F(r, RT_HEADLEN) + 1, 12);
+    /* "outside\nend\n" follows the head text in the region. */
+    put(&o, r + F(r, RT_HEAD) + F(r, RT_HEADLEN), 12);
     flush(&o);
     sys3(SYS_CLOSE, o.fd, 0, 0);
 }

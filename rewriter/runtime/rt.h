@@ -18,10 +18,11 @@
 #define RT_HEADLEN    88
 #define RT_ENVNAME    96   /* offset and length of "CPO_PROFILE_OUT=" */
 #define RT_ENVLEN     104
-#define RT_GUARD      112  /* page after the shadow stack, made inaccessible */
+#define RT_GUARD      112  /* pages below and above the shadow stack, made */
+#define RT_GUARD2     136  /* inaccessible at start-up */
 #define RT_MSG        120  /* offset and length of what to say on stderr when */
 #define RT_MSGLEN     128  /* threads made the counts unusable */
-#define RT_HDRSIZE    136
+#define RT_HDRSIZE    144
 
 /* One per instrumented procedure: its counters, and its `proc` line. */
 #define RT_P_COUNTS   0
@@ -35,5 +36,7 @@
 #define RT_B_HOOK     4    /* br to the system-call hook */
 #define RT_B_REGION   8    /* region address - blob address */
 #define RT_B_ENTRY    16   /* original entry (moved) - blob address */
+#define RT_B_REGABS   24   /* the region's address, for the inserted code */
+#define RT_B_SIZE     32   /* the words above */
 
 #endif
