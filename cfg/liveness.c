@@ -49,9 +49,31 @@ void cfg_live_effect(const alpha_insn *in, alpha_regset *uses, alpha_regset *def
     }
 }
 
-/* Live after the last instruction of block b, from its successors. */
+static bool solve(const cfg_program *p, const cfg_proc *f, cfg_live *out, bool deep);
+
+/* What is live where control goes when it leaves f for target t without a
+ * call: the code there, as far as its own procedure tells (assembly code
+ * such as glibc's memset branches to a loop that is a procedure of its
+ * own, and that loop reads temporaries). */
+static alpha_regset live_at_target(const cfg_program *p, const cfg_proc *f, uint64_t t)
+{
+    const cfg_proc *g = t ? cfg_proc_at(p, t) : NULL;
+    if (!g || g == f || (g->flags & CFG_PF_MISSING))
+        return CFG_LIVE_ALL;
+    uint32_t b = cfg_block_at(g, t);
+    cfg_live lv = { 0 };
+    alpha_regset s = CFG_LIVE_ALL;
+    if (b != CFG_NONE && solve(p, g, &lv, false))
+        s = cfg_live_before(p, g, &lv, b, t);
+    cfg_live_free(&lv);
+    return s;
+}
+
+/* Live after the last instruction of block b, from its successors.  deep:
+ * follow tail branches into the procedures they go to (one level; from
+ * there on, everything is live). */
 static alpha_regset live_out(const cfg_program *p, const cfg_proc *f, const cfg_live *lv,
-                             uint32_t b, bool abi)
+                             uint32_t b, bool abi, bool deep)
 {
     const cfg_block *bl = &f->blocks[b];
     if (!bl->nout)
@@ -69,8 +91,10 @@ static alpha_regset live_out(const cfg_program *p, const cfg_proc *f, const cfg_
         alpha_decode(w, &in);
         if (e->kind == CFG_EDGE_RETURN && alpha_flow_of(&in) == FLOW_RETURN && in.rb == REG_RA)
             s |= LIVE_RET;
-        else if (e->kind == CFG_EDGE_OUT && abi)
-            s |= LIVE_TAIL;
+        else if (e->kind == CFG_EDGE_OUT && abi && !e->target)
+            s |= LIVE_TAIL;     /* through a register: a call's convention */
+        else if (e->kind == CFG_EDGE_OUT && abi && deep)
+            s |= LIVE_TAIL | live_at_target(p, f, e->target);
         else
             s = CFG_LIVE_ALL;
     }
@@ -106,6 +130,31 @@ static bool follows_abi(const cfg_program *p, const cfg_proc *f)
     return true;
 }
 
+static bool solve(const cfg_program *p, const cfg_proc *f, cfg_live *out, bool deep)
+{
+    out->nblocks = f->nblocks;
+    out->in = calloc(f->nblocks ? f->nblocks : 1, sizeof *out->in);
+    out->out = calloc(f->nblocks ? f->nblocks : 1, sizeof *out->out);
+    if (!out->in || !out->out) {
+        cfg_live_free(out);
+        return false;
+    }
+    bool abi = follows_abi(p, f), changed = true;
+    while (changed) {
+        changed = false;
+        for (size_t b = f->nblocks; b-- > 0;) {
+            alpha_regset o = live_out(p, f, out, (uint32_t)b, abi, deep);
+            alpha_regset i = through(p, f->blocks[b].start, f->blocks[b].end, o);
+            if (o != out->out[b] || i != out->in[b]) {
+                out->out[b] = o;
+                out->in[b] = i;
+                changed = true;
+            }
+        }
+    }
+    return true;
+}
+
 bool cfg_live_build(const cfg_program *p, const cfg_proc *f, cfg_live *out, char *err,
                     size_t errlen)
 {
@@ -115,25 +164,9 @@ bool cfg_live_build(const cfg_program *p, const cfg_proc *f, cfg_live *out, char
         snprintf(err, errlen, "%s: its CFG misses edges (%s): no liveness", f->name, f->why);
         return false;
     }
-    out->in = calloc(f->nblocks ? f->nblocks : 1, sizeof *out->in);
-    out->out = calloc(f->nblocks ? f->nblocks : 1, sizeof *out->out);
-    if (!out->in || !out->out) {
-        cfg_live_free(out);
+    if (!solve(p, f, out, true)) {
         snprintf(err, errlen, "out of memory");
         return false;
-    }
-    bool abi = follows_abi(p, f), changed = true;
-    while (changed) {
-        changed = false;
-        for (size_t b = f->nblocks; b-- > 0;) {
-            alpha_regset o = live_out(p, f, out, (uint32_t)b, abi);
-            alpha_regset i = through(p, f->blocks[b].start, f->blocks[b].end, o);
-            if (o != out->out[b] || i != out->in[b]) {
-                out->out[b] = o;
-                out->in[b] = i;
-                changed = true;
-            }
-        }
     }
     return true;
 }
