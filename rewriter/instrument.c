@@ -662,6 +662,30 @@ void rw_instr_blob(rw_ctx *cx, uint8_t *p)
     rw_put64(p + RT_B_REGION, in->region - in->blob_addr);
     rw_put64(p + RT_B_ENTRY, entry - in->blob_addr);
     rw_put64(p + RT_B_REGABS, in->region);
+    if (in->ofini)
+        rw_put64(p + RT_B_OFINI, in->ofini - in->blob_addr);
+}
+
+/* A dynamic program's DT_FINI goes to the runtime's finaliser (after
+ * rw_patch_dynamic gave it the moved address). */
+void rw_instr_fini(rw_ctx *cx)
+{
+    const image_section *d = NULL;
+    for (size_t s = 0; s < cx->img->nsections; s++)
+        if (cx->img->sections[s].type == SHT_DYNAMIC)
+            d = &cx->img->sections[s];
+    if (!d || d->offset + d->size > cx->out_size)
+        return;
+    for (uint64_t o = 0; o + 16 <= d->size; o += 16) {
+        uint8_t *p = cx->out + d->offset + o;
+        int64_t tag = (int64_t)rw_le64(p);
+        if (tag == DT_NULL)
+            break;
+        if (tag == DT_FINI) {
+            cx->ins->ofini = rw_le64(p + 8);
+            rw_put64(p + 8, cx->ins->blob_addr + RT_B_FINI);
+        }
+    }
 }
 
 uint32_t rw_snip_bytes(const rw_snip *s)

@@ -67,6 +67,7 @@ typedef struct rw_instr {
     size_t filesz;
     uint64_t memsz;
     uint64_t ss_first, guard1, guard2;   /* offsets in it */
+    uint64_t ofini;          /* the program's DT_FINI, moved; 0 when none */
 } rw_instr;
 
 

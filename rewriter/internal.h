@@ -156,6 +156,7 @@ uint64_t rw_instr_filesz(const rw_ctx *cx);
 uint64_t rw_instr_memsz(const rw_ctx *cx);
 bool rw_instr_write(const rw_ctx *cx, int fd, uint64_t at);   /* the region's bytes */
 void rw_instr_stats(const rw_ctx *cx, rw_stats *st);
+void rw_instr_fini(rw_ctx *cx);     /* DT_FINI to the runtime's finaliser */
 
 /* Little-endian fields of the image (common/le.h). */
 #define rw_le32 le_get32

@@ -246,7 +246,10 @@ bool rw_rewrite(const image *img, const cfg_program *prog, const plan *pl,
             break;
         }
     }
-    ok = ok && rw_eh_build(cx) && rw_patch_dynamic(cx) &&
+    ok = ok && rw_eh_build(cx) && rw_patch_dynamic(cx);
+    if (ok && cx->ins)
+        rw_instr_fini(cx);
+    ok = ok &&
          rw_patch_symbols(cx, (uint16_t)img->nsections) && rw_build_addrmap(cx) &&
          rw_new_build_id(cx);
     if (ok) {

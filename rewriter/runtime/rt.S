@@ -12,9 +12,12 @@
 rt_blob:
         br      $31, start
         br      $31, hook
+        br      $31, fini
+        nop
         .quad   0                       /* RT_B_REGION */
         .quad   0                       /* RT_B_ENTRY */
         .quad   0                       /* RT_B_REGABS */
+        .quad   0                       /* RT_B_OFINI */
 
 /* reg = the region, tmp = the blob's address. */
 .macro REGION reg, tmp
@@ -54,6 +57,23 @@ start:
         ldq     $3, RT_B_ENTRY($1)
         addq    $1, $3, $3
         jmp     $31, ($3)
+
+/* A dynamic program's system calls are in its libraries: ld.so calls
+ * DT_FINI at exit, which now comes here, writes the profile and goes on
+ * to the program's own finaliser. */
+fini:
+        lda     $30, -16($30)
+        stq     $26, 0($30)
+        REGION  $16, $1
+        bsr     $26, rt_write
+        REGION  $2, $1
+        ldq     $27, RT_B_OFINI($1)
+        ldq     $26, 0($30)
+        lda     $30, 16($30)
+        beq     $27, 1f
+        addq    $1, $27, $27
+        jmp     $31, ($27)
+1:      ret     $31, ($26), 1
 
 /* Called by `bsr at, hook` before every system call of the moved code:
  * everything but at is kept.  exit_group and execve write the profile

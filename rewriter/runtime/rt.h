@@ -34,9 +34,11 @@
 /* Blob layout: entry points and the words the rewriter patches. */
 #define RT_B_START    0    /* br to the start-up code (the new e_entry) */
 #define RT_B_HOOK     4    /* br to the system-call hook */
-#define RT_B_REGION   8    /* region address - blob address */
-#define RT_B_ENTRY    16   /* original entry (moved) - blob address */
-#define RT_B_REGABS   24   /* the region's address, for the inserted code */
-#define RT_B_SIZE     32   /* the words above */
+#define RT_B_FINI     8    /* br to the finaliser (the new DT_FINI) */
+#define RT_B_REGION   16   /* region address - blob address */
+#define RT_B_ENTRY    24   /* original entry (moved) - blob address */
+#define RT_B_REGABS   32   /* the region's address, for the inserted code */
+#define RT_B_OFINI    40   /* original DT_FINI (moved) - blob address, or 0 */
+#define RT_B_SIZE     48   /* the words above */
 
 #endif
