@@ -622,6 +622,8 @@ static bool build_region(rw_ctx *cx)
     put64(d, RT_ENVLEN, msg - envname);
     put64(d, RT_MSG, strs + msg);
     put64(d, RT_MSGLEN, msgend - msg);
+    put64(d, RT_COUNTERS, counters);
+    put64(d, RT_COUNTLEN, in->counters);
     for (size_t i = 0; i < in->nip; i++) {
         in->ip[i].counts += counters;
         uint8_t *p = d + procs + RT_PSIZE * i;

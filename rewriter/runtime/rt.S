@@ -77,7 +77,11 @@ fini:
 
 /* Called by `bsr at, hook` before every system call of the moved code:
  * everything but at is kept.  exit_group and execve write the profile
- * first; clone of a thread (CLONE_VM) marks the counts unusable. */
+ * first.  A thread (clone with CLONE_THREAD) makes the counts unusable; a
+ * child sharing memory (vfork, CLONE_VM) must not write them.  A forked
+ * child (fork, clone without CLONE_VM on the same stack) starts from zero
+ * counts: the hook makes that system call itself, clears the child's
+ * counters, and returns past the program's own call_pal. */
 hook:
         lda     $30, -256($30)
         stq     $1, 8($30)
@@ -85,16 +89,48 @@ hook:
         beq     $1, write
         lda     $1, -59($0)
         beq     $1, write
+        lda     $1, -2($0)
+        beq     $1, fork
+        lda     $1, -66($0)
+        beq     $1, shared
         lda     $1, -312($0)
         beq     $1, clone
 back:   ldq     $1, 8($30)
         lda     $30, 256($30)
         ret     $31, ($28), 1
-clone:  srl     $16, 8, $1
-        blbc    $1, back
-        stq     $2, 16($30)
+clone:  srl     $16, 16, $1             /* CLONE_THREAD 0x10000 */
+        blbs    $1, thread
+        srl     $16, 8, $1              /* CLONE_VM 0x100 */
+        blbs    $1, shared
+        bne     $17, back               /* a stack of its own: let it be */
+fork:   stq     $28, 16($30)
+        ldq     $1, 8($30)
+        callsys
+        ldq     $28, 16($30)
+        bne     $19, 2f                 /* failed */
+        bne     $0, 2f                  /* the parent */
+        REGION  $2, $1
+        stq     $31, RT_VFORK($2)
+        ldq     $3, RT_COUNTERS($2)
+        ldq     $4, RT_COUNTLEN($2)
+        addq    $2, $3, $3
+        beq     $4, 2f
+1:      stq     $31, 0($3)
+        lda     $3, 8($3)
+        subq    $4, 8, $4
+        bgt     $4, 1b
+        mov     $31, $0
+2:      lda     $30, 256($30)
+        lda     $28, 4($28)
+        ret     $31, ($28), 1
+thread: stq     $2, 16($30)
         REGION  $2, $1
         stq     $2, RT_THREADED($2)
+        ldq     $2, 16($30)
+        br      $31, back
+shared: stq     $2, 16($30)
+        REGION  $2, $1
+        stq     $2, RT_VFORK($2)
         ldq     $2, 16($30)
         br      $31, back
 write:  stq     $0, 0($30)

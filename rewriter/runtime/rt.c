@@ -32,6 +32,7 @@ static long sys3(long n, long a, long b, long c)
 #define O_WRONLY 1
 #define O_CREAT 01000
 #define O_TRUNC 02000
+#define O_EXCL 04000
 
 typedef struct out {
     long fd;
@@ -125,22 +126,27 @@ void rt_write(char *r)
         sys3(SYS_WRITE, 2, (long)(r + F(r, RT_MSG)), (long)F(r, RT_MSGLEN));
         return;
     }
-    /* A forked child writes PATH.PID: parent and child never share a file. */
+    u64 pid = (u64)sys3(SYS_GETXPID, 0, 0, 0);
+    if (pid != F(r, RT_PID) && F(r, RT_VFORK))
+        return;     /* a vfork child: the counts are its parent's */
+    /* Each process writes its own file and none overwrites another's: the
+     * first to write takes PATH (opened exclusively), the others PATH.PID. */
     char fn[1024];
     u64 n = 0;
     while (path[n] && n < sizeof fn - 32) {
         fn[n] = path[n];
         n++;
     }
-    u64 pid = (u64)sys3(SYS_GETXPID, 0, 0, 0);
-    if (pid != F(r, RT_PID)) {
-        fn[n++] = '.';
-        n += fmt_u64(fn + n, pid);
-    }
     fn[n] = 0;
     out o;
     o.n = 0;
-    o.fd = sys3(SYS_OPEN, (long)fn, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    o.fd = sys3(SYS_OPEN, (long)fn, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (o.fd < 0) {
+        fn[n++] = '.';
+        n += fmt_u64(fn + n, pid);
+        fn[n] = 0;
+        o.fd = sys3(SYS_OPEN, (long)fn, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    }
     if (o.fd < 0)
         return;
     put(&o, r + F(r, RT_HEAD), F(r, RT_HEADLEN));
@@ -170,4 +176,9 @@ void rt_write(char *r)
     put(&o, r + F(r, RT_HEAD) + F(r, RT_HEADLEN), 12);
     flush(&o);
     sys3(SYS_CLOSE, o.fd, 0, 0);
+    /* What is written is not counted again: an execve that fails, then an
+     * exit, writes only what ran in between. */
+    u64 *c = (u64 *)(r + F(r, RT_COUNTERS));
+    for (u64 k = 0; k < F(r, RT_COUNTLEN) / 8; k++)
+        c[k] = 0;
 }

@@ -22,7 +22,10 @@
 #define RT_GUARD2     136  /* inaccessible at start-up */
 #define RT_MSG        120  /* offset and length of what to say on stderr when */
 #define RT_MSGLEN     128  /* threads made the counts unusable */
-#define RT_HDRSIZE    144
+#define RT_VFORK      144  /* a child sharing memory was started (vfork) */
+#define RT_COUNTERS   152  /* the counters: where, and how many bytes */
+#define RT_COUNTLEN   160
+#define RT_HDRSIZE    168
 
 /* One per instrumented procedure: its counters, and its `proc` line. */
 #define RT_P_COUNTS   0
