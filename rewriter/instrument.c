@@ -24,8 +24,8 @@
 
 enum { RW_OP_PUSH, RW_OP_ADD, RW_OP_END, RW_OP_BACK, RW_OP_HOOK };
 
-#define MAX_DENSE (1u << 20)     /* paths a procedure's counter table holds */
-#define SS_SLOTS (1u << 20)      /* shadow stack: activations */
+#define MAX_DENSE (1u << 16)     /* paths a procedure's counter table holds */
+#define SS_SLOTS (1u << 19)      /* shadow stack: activations */
 #define SS_SLACK 1024u           /* slots below the first, for unbalanced pops */
 #define PAGE 8192u
 
@@ -66,6 +66,9 @@ static uint32_t bra(unsigned op, unsigned ra, int64_t words)
 #define BR(ra, w)       bra(0x30, ra, w)
 #define BSR(ra, w)      bra(0x34, ra, w)
 #define BEQ(ra, w)      bra(0x39, ra, w)
+#define SUBQ(a, b, c)   opr(0x29, a, b, c)
+#define RPCC(ra)        (0x18u << 26 | (ra) << 21 | 31u << 16 | 0xc000u)
+#define LOW32(a, c)     (0x12u << 26 | (a) << 21 | 15u << 13 | 1u << 12 | 0x31u << 5 | (c))
 
 typedef struct wbuf {
     uint32_t *w;             /* NULL: only count */
@@ -115,20 +118,40 @@ static void base(const rw_instr *in, wbuf *b, unsigned a)
     put(b, LDQ(a, a, lo));
 }
 
-/* counters[x]++ of procedure ip when x < npaths; a, s scratch. */
+/* The cycles since the last path start or stop into s (the counter's low
+ * 32 bits wrap: the difference is taken modulo 2^32), the counter noted;
+ * a holds the region, x is clobbered. */
+static void lap(wbuf *b, unsigned a, unsigned s, unsigned x)
+{
+    put(b, RPCC(x));
+    put(b, LDQ(s, a, RT_LAST));
+    put(b, STQ(x, a, RT_LAST));
+    put(b, SUBQ(x, s, s));
+    put(b, LOW32(s, s));
+}
+
+/* Path x (a sum, not yet checked) of procedure ip ran once, for s cycles:
+ * its count and cycles grow when x < npaths.  a is clobbered. */
 static void count(const rw_instr *in, wbuf *b, const rw_iproc *ip, unsigned a, unsigned s, unsigned x)
 {
-    constk(b, s, (int64_t)ip->npaths);
-    put(b, CMPULT(x, s, s));
-    put(b, BEQ(s, 9));
+    constk(b, a, (int64_t)ip->npaths);
+    put(b, CMPULT(x, a, a));
+    put(b, BEQ(a, 13));
     base(in, b, a);
     addk(b, a, (int64_t)ip->counts);
+    put(b, ADDQ(x, x, x));
     put(b, S8ADDQ(x, a, a));
     put(b, LDQ(x, a, 0));
     put(b, ADDQI(x, 1, x));
     put(b, STQ(x, a, 0));
+    put(b, LDQ(x, a, 8));
+    put(b, ADDQ(x, s, x));
+    put(b, STQ(x, a, 8));
 }
 
+/* The ops, with registers a, s, x.  A slot is {sum, cycles so far}: an
+ * entry charges the caller's path with the cycles up to the call, a
+ * path's end adds the cycles since the last start or stop to its own. */
 static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t *reg)
 {
     unsigned a = reg[0], s = reg[1], x = reg[2];
@@ -141,36 +164,57 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
     }
     case RW_OP_PUSH:
         base(in, b, a);
-        put(b, LDQ(s, a, 0));
-        put(b, LDA(s, s, 8));
-        put(b, STQ(s, a, 0));
-        constk(b, x, op->k);
-        put(b, STQ(x, s, 0));
+        lap(b, a, s, x);
+        put(b, LDQ(x, a, RT_SSP));
+        put(b, LDQ(a, x, 8));
+        put(b, ADDQ(a, s, a));
+        put(b, STQ(a, x, 8));
+        put(b, LDA(x, x, RT_SLOT));
+        base(in, b, a);
+        put(b, STQ(x, a, RT_SSP));
+        constk(b, s, op->k);
+        put(b, STQ(s, x, 0));
+        put(b, STQ(REG_ZERO, x, 8));
         break;
     case RW_OP_ADD:
         base(in, b, a);
-        put(b, LDQ(s, a, 0));
+        put(b, LDQ(s, a, RT_SSP));
         put(b, LDQ(x, s, 0));
         addk(b, x, op->k);
         put(b, STQ(x, s, 0));
         break;
     case RW_OP_END:
         base(in, b, a);
-        put(b, LDQ(s, a, 0));
-        put(b, LDQ(x, s, 0));
-        put(b, LDA(s, s, -8));
-        put(b, STQ(s, a, 0));
+        lap(b, a, s, x);
+        put(b, LDQ(x, a, RT_SSP));
+        put(b, LDQ(a, x, 8));
+        put(b, ADDQ(a, s, s));
+        put(b, LDA(x, x, -RT_SLOT));
+        base(in, b, a);
+        put(b, STQ(x, a, RT_SSP));
+        put(b, LDQ(x, x, RT_SLOT));
         addk(b, x, op->k);
         count(in, b, ip, a, s, x);
         break;
     case RW_OP_BACK:
         base(in, b, a);
-        put(b, LDQ(s, a, 0));
-        put(b, LDQ(x, s, 0));
+        lap(b, a, s, x);
+        put(b, LDQ(x, a, RT_SSP));
+        put(b, LDQ(a, x, 8));
+        put(b, ADDQ(a, s, s));
+        put(b, STQ(REG_ZERO, x, 8));
+        put(b, LDQ(a, x, 0));
+        addk(b, a, op->k);
+        /* The slot becomes the next path's: sum k2, no cycles yet; the
+         * ended path's number and cycles go through it to registers. */
+        put(b, STQ(a, x, 0));
+        put(b, STQ(s, x, 8));
+        put(b, LDQ(s, x, 0));
         constk(b, a, op->k2);
-        put(b, STQ(a, s, 0));
-        addk(b, x, op->k);
-        count(in, b, ip, a, s, x);
+        put(b, STQ(a, x, 0));
+        put(b, LDQ(a, x, 8));
+        put(b, STQ(REG_ZERO, x, 8));
+        count(in, b, ip, x, a, s);
         break;
     }
 }
@@ -514,7 +558,7 @@ bool rw_instr_plan(rw_ctx *cx)
         }
         in->ins_proc[i] = 1;
         in->ip[ip].counts = in->counters;
-        in->counters += 8 * in->ip[ip].npaths;
+        in->counters += 16 * in->ip[ip].npaths;
         in->nip++;
     }
     qsort(in->snips, in->nsnips, sizeof *in->snips, by_place);
@@ -577,12 +621,12 @@ static bool build_region(rw_ctx *cx)
     }
     char hex[129], *real = realpath(cx->img->path, NULL);
     image_build_id_hex(cx->img, hex, sizeof hex);
-    fprintf(t, "cpo-paths 1\nmetrics\nimage %s ", hex[0] ? hex : "-");
+    fprintf(t, "cpo-paths 1\nmetrics cycles\nimage %s ", hex[0] ? hex : "-");
     escape_write(t, real ? real : cx->img->path);
     free(real);
     fputc('\n', t);
     size_t headlen = (size_t)ftell(t);
-    fputs("outside\nend\n", t);
+    fputs("outside 0\nend\n", t);
     size_t envname = (size_t)ftell(t);
     fputs("CPO_PROFILE_OUT=", t);
     size_t msg = (size_t)ftell(t);
@@ -609,9 +653,9 @@ static bool build_region(rw_ctx *cx)
         free(lineoff);
         return rw_fail(cx, "out of memory");
     }
-    uint64_t guard1 = fsz, stack = guard1 + PAGE, guard2 = stack + 8ull * SS_SLOTS;
+    uint64_t guard1 = fsz, stack = guard1 + PAGE, guard2 = stack + (uint64_t)RT_SLOT * SS_SLOTS;
     uint64_t counters = guard2 + PAGE;
-    in->ss_first = stack + 8ull * SS_SLACK;
+    in->ss_first = stack + (uint64_t)RT_SLOT * SS_SLACK;
     in->guard1 = guard1;
     in->guard2 = guard2;
     put64(d, RT_NPROCS, in->nip);

@@ -31,7 +31,6 @@ static long sys3(long n, long a, long b, long c)
 #define SYS_OPEN 45
 #define O_WRONLY 1
 #define O_CREAT 01000
-#define O_TRUNC 02000
 #define O_EXCL 04000
 
 typedef struct out {
@@ -129,11 +128,12 @@ void rt_write(char *r)
     u64 pid = (u64)sys3(SYS_GETXPID, 0, 0, 0);
     if (pid != F(r, RT_PID) && F(r, RT_VFORK))
         return;     /* a vfork child: the counts are its parent's */
-    /* Each process writes its own file and none overwrites another's: the
-     * first to write takes PATH (opened exclusively), the others PATH.PID. */
+    /* No file is ever overwritten: the first write of a run takes PATH,
+     * the others PATH.PID, then PATH.PID.2, PATH.PID.3... (a process writes
+     * twice when an execve fails; an exec'd image keeps the pid). */
     char fn[1024];
     u64 n = 0;
-    while (path[n] && n < sizeof fn - 32) {
+    while (path[n] && n < sizeof fn - 48) {
         fn[n] = path[n];
         n++;
     }
@@ -141,11 +141,16 @@ void rt_write(char *r)
     out o;
     o.n = 0;
     o.fd = sys3(SYS_OPEN, (long)fn, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (o.fd < 0) {
-        fn[n++] = '.';
-        n += fmt_u64(fn + n, pid);
-        fn[n] = 0;
-        o.fd = sys3(SYS_OPEN, (long)fn, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    for (u64 k = 1; o.fd < 0 && k < 1000; k++) {
+        u64 m = n;
+        fn[m++] = '.';
+        m += fmt_u64(fn + m, pid);
+        if (k > 1) {
+            fn[m++] = '.';
+            m += fmt_u64(fn + m, k);
+        }
+        fn[m] = 0;
+        o.fd = sys3(SYS_OPEN, (long)fn, O_WRONLY | O_CREAT | O_EXCL, 0644);
     }
     if (o.fd < 0)
         return;
@@ -156,7 +161,7 @@ void rt_write(char *r)
         u64 np = F(pt, RT_P_NPATHS);
         int shown = 0;
         for (u64 k = 0; k < np; k++) {
-            if (!c[k])
+            if (!c[2 * k])
                 continue;
             if (!shown)
                 put(&o, r + F(pt, RT_P_LINE), F(pt, RT_P_LINELEN));
@@ -168,12 +173,15 @@ void rt_write(char *r)
             put_ch(&o, ' ');
             put_u64(&o, k);
             put_ch(&o, ' ');
-            put_u64(&o, c[k]);
+            put_u64(&o, c[2 * k]);
+            put_ch(&o, ' ');
+            put_u64(&o, c[2 * k + 1]);
             put_ch(&o, '\n');
         }
     }
-    /* "outside\nend\n" follows the head text in the region. */
-    put(&o, r + F(r, RT_HEAD) + F(r, RT_HEADLEN), 12);
+    /* The tail ("outside ...", "end") lies between the head and the
+     * variable's name. */
+    put(&o, r + F(r, RT_HEAD) + F(r, RT_HEADLEN), F(r, RT_ENVNAME) - F(r, RT_HEAD) - F(r, RT_HEADLEN));
     flush(&o);
     sys3(SYS_CLOSE, o.fd, 0, 0);
     /* What is written is not counted again: an execve that fails, then an

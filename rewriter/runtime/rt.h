@@ -25,9 +25,13 @@
 #define RT_VFORK      144  /* a child sharing memory was started (vfork) */
 #define RT_COUNTERS   152  /* the counters: where, and how many bytes */
 #define RT_COUNTLEN   160
-#define RT_HDRSIZE    168
+#define RT_LAST       168  /* the cycle counter when a path last started or stopped */
+#define RT_HDRSIZE    176
 
-/* One per instrumented procedure: its counters, and its `proc` line. */
+/* A shadow-stack slot: the path sum, and the cycles the path ran so far. */
+#define RT_SLOT       16
+/* One per instrumented procedure: its counters (count and cycles per
+ * path, 16 bytes), and its `proc` line. */
 #define RT_P_COUNTS   0
 #define RT_P_NPATHS   8
 #define RT_P_LINE     16

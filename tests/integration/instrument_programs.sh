@@ -1,0 +1,108 @@
+#!/bin/bash
+# optimize-image --instrument paths on the test programs (docs/instrument.md).
+# Static programs run on axp, dynamic ones under qemu-alpha; each
+# instrumented program must print what tests/programs/NAME.expected says,
+# exit as the original does, pass `cpo addrmap --verify`, write a profile
+# `cpo paths ORIGINAL --from` reads, and count, for every procedure it
+# counts, exactly the complete paths `axp run --paths` counts in the
+# original on the same input (scripts/paths-compare.py says which
+# procedures are not compared, and why).  Both runs get the same clean
+# environment and program names of the same length, so glibc's start-up
+# sees the same strings.  Two static programs are also instrumented under
+# a random layout.  threads-static must run unchanged and say on stderr
+# that it wrote no profile.  Exit 77 when the programs are not built.
+set -u
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+OPT=$BUILD/bin/optimize-image
+CPO=$BUILD/bin/cpo
+AXP=$BUILD/bin/axp
+P=$BUILD/programs
+
+[ -x "$OPT" ] && [ -x "$CPO" ] && [ -x "$AXP" ] || { echo "tools not built (make)"; exit 77; }
+ls "$P"/*-static >/dev/null 2>&1 || { echo "no programs in $P (make programs)"; exit 77; }
+run_qemu=1
+command -v qemu-alpha >/dev/null 2>&1 || { echo "qemu-alpha missing: dynamic programs not run"; run_qemu=0; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cpo-instrument.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+fail() { echo "FAIL $*"; failed=$((failed + 1)); }
+
+# run NAME IMAGE PROFILE RUNNER...: from a fresh directory with the
+# program's args and stdin, a clean environment naming PROFILE; leaves
+# stdout, stderr and the status in $dir.
+run() {
+  local name=$1 img=$2 prof=$3 args="" stdin=/dev/null
+  shift 3
+  [ -f "tests/programs/$name.args" ] && args=$(cat "tests/programs/$name.args")
+  [ -f "tests/programs/$name.stdin" ] && stdin=$ROOT/tests/programs/$name.stdin
+  dir=$(mktemp -d "$tmp/run.XXXXXX")
+  # shellcheck disable=SC2086
+  (cd "$dir" && env -i PATH=/usr/bin:/bin CPO_PROFILE_OUT="$prof" timeout -k 5 60 "$@" "$img" $args \
+     <"$stdin" >"$dir/out" 2>"$dir/err")
+  echo $? >"$dir/status"
+}
+
+# check NAME KIND PLAN RUNNER...
+check() {
+  local name=$1 kind=$2 plan=$3 want=0 w
+  shift 3
+  local orig=$P/$name-$kind label="$name-$kind ($plan)"
+  [ -f "tests/programs/$name.status" ] && want=$(cat "tests/programs/$name.status")
+  w=$tmp/$name-$kind-$plan
+  mkdir -p "$w"
+  # Same-length names: argv[0] and AT_EXECFN are the same length in both runs.
+  cp "$orig" "$w/prog.orig"
+  local pargs=(--plan identity)
+  [ "$plan" = identity ] || pargs=(--plan random --seed "$plan")
+  if ! "$OPT" "$orig" --instrument paths "${pargs[@]}" -o "$w/prog.inst" >"$w/log" 2>&1; then
+    fail "$label: optimize-image"; cat "$w/log"; return
+  fi
+  "$CPO" addrmap "$w/prog.inst" --verify "$orig" >"$w/verify" 2>&1 || { fail "$label: verify"; tail -5 "$w/verify"; }
+  run "$name" "$w/prog.orig" "$w/orig" "$AXP" run --paths "$w/exact" --
+  [ "$(cat "$dir/status")" = "$want" ] || { fail "$label: the original exits $(cat "$dir/status") on axp"; return; }
+  run "$name" "$w/prog.inst" "$w/prof" "$@"
+  if [ "$(cat "$dir/status")" != "$want" ] || ! cmp -s "$dir/out" "tests/programs/$name.expected"; then
+    fail "$label: instrumented: status $(cat "$dir/status"), want $want; or stdout differs"
+    diff "tests/programs/$name.expected" "$dir/out" | head -5; tail -3 "$dir/err"; return
+  fi
+  if [ "$name" = threads ]; then
+    if [ -e "$w/prof" ] || ! grep -q "started a thread" "$dir/err"; then
+      fail "$label: a threaded program must write no profile and say so"; return
+    fi
+    passed=$((passed + 1)); echo "$label: ran unchanged, no profile (threads)"; return
+  fi
+  [ -f "$w/prof" ] || { fail "$label: no profile written"; return; }
+  if ! "$CPO" paths "$orig" --from "$w/prof" >"$w/report" 2>&1; then
+    fail "$label: cpo paths cannot read the profile"; tail -3 "$w/report"; return
+  fi
+  # Forked children and exec'd images write FILE.PID.
+  local profs=("$w/prof") f
+  for f in "$w"/prof.*; do [ -e "$f" ] && profs+=("$f"); done
+  # forkexec's second child kills itself with SIGTERM: a process ended by
+  # a signal writes no profile, so its counts may only be lower.
+  local mode=()
+  [ "$name" = forkexec ] && mode=(--at-most)
+  if ! python3 scripts/paths-compare.py "${mode[@]}" "$w/exact" "${profs[@]}" >"$w/cmp" 2>&1; then
+    fail "$label: path counts"; head -10 "$w/cmp"; return
+  fi
+  passed=$((passed + 1))
+  echo "$label: $(tail -1 "$w/cmp"); $(grep -E '^instrumented' "$w/log" | sed 's/^instrumented: //')"
+}
+
+for name in intloop recursion funcptr bytecode indjump fpmath malloc stdio setjmp signals forkexec threads; do
+  check "$name" static identity "$AXP" run --
+done
+for name in intloop funcptr; do
+  check "$name" static 1 "$AXP" run --
+done
+if [ $run_qemu = 1 ]; then
+  for name in intloop recursion funcptr bytecode setjmp signals stdio; do
+    check "$name" dyn identity "$ROOT/scripts/qemu-run.sh"
+  done
+fi
+echo "instrumented programs: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
