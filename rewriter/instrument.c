@@ -66,6 +66,7 @@ static uint32_t bra(unsigned op, unsigned ra, int64_t words)
 #define BR(ra, w)       bra(0x30, ra, w)
 #define BSR(ra, w)      bra(0x34, ra, w)
 #define BEQ(ra, w)      bra(0x39, ra, w)
+#define BNE(ra, w)      bra(0x3d, ra, w)
 #define SUBQ(a, b, c)   opr(0x29, a, b, c)
 #define RPCC(ra)        (0x18u << 26 | (ra) << 21 | 31u << 16 | 0xc000u)
 #define LOW32(a, c)     (0x12u << 26 | (a) << 21 | 15u << 13 | 1u << 12 | 0x31u << 5 | (c))
@@ -130,6 +131,24 @@ static void lap(wbuf *b, unsigned a, unsigned s, unsigned x)
     put(b, LOW32(s, s));
 }
 
+/* x = the running activation's slot, read from the region at a, past the
+ * slots of activations a longjmp (or anything else that cut frames off
+ * the stack) left: theirs were entered with a lower stack pointer than
+ * the one now.  The slot is stored back; s is clobbered. */
+static void top(wbuf *b, unsigned a, unsigned s, unsigned x)
+{
+    put(b, LDQ(x, a, RT_SSP));
+    put(b, LDQ(s, a, RT_THREADED));     /* threads share the stack: */
+    put(b, BNE(s, 6));                  /* another's slots are not stale */
+    put(b, LDQ(s, x, 16));
+    put(b, BEQ(s, 4));                  /* below the first slot */
+    put(b, CMPULT(s, REG_SP, s));
+    put(b, BEQ(s, 2));
+    put(b, LDA(x, x, -RT_SLOT));
+    put(b, BR(REG_ZERO, -6));
+    put(b, STQ(x, a, RT_SSP));
+}
+
 /* Path x (a sum, not yet checked) of procedure ip ran once, for s cycles:
  * its count and cycles grow when x < npaths.  a is clobbered. */
 static void count(const rw_instr *in, wbuf *b, const rw_iproc *ip, unsigned a, unsigned s, unsigned x)
@@ -175,6 +194,7 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
         constk(b, s, op->k);
         put(b, STQ(s, x, 0));
         put(b, STQ(REG_ZERO, x, 8));
+        put(b, STQ(REG_SP, x, 16));
         break;
     case RW_OP_ADD:
         base(in, b, a);
@@ -185,6 +205,7 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
         break;
     case RW_OP_END:
         base(in, b, a);
+        top(b, a, s, x);
         lap(b, a, s, x);
         put(b, LDQ(x, a, RT_SSP));
         put(b, LDQ(a, x, 8));
@@ -198,6 +219,7 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
         break;
     case RW_OP_BACK:
         base(in, b, a);
+        top(b, a, s, x);
         lap(b, a, s, x);
         put(b, LDQ(x, a, RT_SSP));
         put(b, LDQ(a, x, 8));

@@ -33,6 +33,9 @@ rt_blob:
 start:
         REGION  $2, $1
         stq     $0, RT_SAVE($2)
+        ldq     $3, RT_SSP($2)          /* the first slot is below every frame */
+        lda     $4, -1($31)
+        stq     $4, 16($3)
         ldq     $3, 0($30)
         s8addq  $3, $30, $3
         addq    $3, 16, $3

@@ -28,8 +28,9 @@
 #define RT_LAST       168  /* the cycle counter when a path last started or stopped */
 #define RT_HDRSIZE    176
 
-/* A shadow-stack slot: the path sum, and the cycles the path ran so far. */
-#define RT_SLOT       16
+/* A shadow-stack slot: the path sum, the cycles the path ran so far, and
+ * the stack pointer at the activation's entry. */
+#define RT_SLOT       32
 /* One per instrumented procedure: its counters (count and cycles per
  * path, 16 bytes), and its `proc` line. */
 #define RT_P_COUNTS   0
