@@ -17,7 +17,7 @@
 
 #include "cfg/liveness.h"
 #include "cfg/paths.h"
-#include "paths/escape.h"
+#include "common/escape.h"
 #include "rewriter/internal.h"
 #include "rewriter/rtblob.h"
 #include "rewriter/runtime/rt.h"
