@@ -22,7 +22,6 @@
 #include "rewriter/rtblob.h"
 #include "rewriter/runtime/rt.h"
 
-enum { RW_OP_PUSH, RW_OP_ADD, RW_OP_END, RW_OP_BACK, RW_OP_HOOK };
 
 #define MAX_DENSE (1u << 16)     /* paths a procedure's counter table holds */
 #define SS_SLOTS (1u << 19)      /* shadow stack: activations */
@@ -833,4 +832,13 @@ uint64_t rw_gpdisp_base(const rw_ctx *cx, uint64_t old)
             return rw_insn_addr(cx, old - 4) + 4;
     }
     return rw_insn_addr(cx, old);
+}
+
+uint32_t rw_instr_ops_words(const rw_instr *in, const rw_op *ops, size_t nops, const uint8_t reg[3],
+                            uint64_t pc, uint32_t *w)
+{
+    wbuf b = { w, 0, pc };
+    for (size_t i = 0; i < nops; i++)
+        op_words(in, &b, &ops[i], reg);
+    return b.n;
 }

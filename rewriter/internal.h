@@ -157,6 +157,11 @@ uint64_t rw_instr_memsz(const rw_ctx *cx);
 bool rw_instr_write(const rw_ctx *cx, int fd, uint64_t at);   /* the region's bytes */
 void rw_instr_stats(const rw_ctx *cx, rw_stats *st);
 void rw_instr_fini(rw_ctx *cx);     /* DT_FINI to the runtime's finaliser */
+/* The words of ops run with scratch registers reg at pc, into w (NULL:
+ * only counted): for tests of the inserted code. */
+uint32_t rw_instr_ops_words(const rw_instr *in, const rw_op *ops, size_t nops, const uint8_t reg[3],
+                            uint64_t pc, uint32_t *w);
+enum { RW_OP_PUSH, RW_OP_ADD, RW_OP_END, RW_OP_BACK, RW_OP_HOOK };
 
 /* Little-endian fields of the image (common/le.h). */
 #define rw_le32 le_get32
