@@ -312,11 +312,17 @@ const rw_snip *rw_snips_at(const rw_ctx *cx, uint64_t at, size_t *n)
     return *n ? &in->snips[lo] : NULL;
 }
 
+/* Bytes of the code at the start of the block at `at` that only some ways
+ * in run: an entry's head (calls), a table edge's code (the table); the
+ * procedure's branches and fall-throughs go past it. */
 uint32_t rw_head_bytes(const rw_ctx *cx, uint64_t at)
 {
     size_t n;
+    uint32_t b = 0;
     const rw_snip *s = rw_snips_at(cx, at, &n);
-    return n && s[0].where == RW_SN_HEAD ? 4 * s[0].nwords : 0;
+    for (size_t j = 0; j < n && s[j].where <= RW_SN_INCOMING; j++)
+        b += 4 * s[j].nwords;
+    return b;
 }
 
 /* ---- planning ------------------------------------------------------------- */
@@ -403,6 +409,43 @@ static uint32_t word_at(const rw_ctx *cx, uint64_t a)
     return w;
 }
 
+/* A jump table whose edges need different code: each edge's code goes to
+ * the start of its target, where only the table's entries lead. */
+static int table_snips(plan_st *ps, const cfg_proc *f, const cfg_paths *pp, const cfg_live *lv,
+                       uint32_t bi, uint32_t ip)
+{
+    const cfg_block *b = &f->blocks[bi];
+    for (uint32_t k = 0; k < b->nout; k++) {
+        uint32_t e = f->out_edges[b->first_out + k], t = f->edges[e].to;
+        bool seen = false;
+        for (uint32_t j = 0; j < k; j++)
+            seen |= f->edges[f->out_edges[b->first_out + j]].to == t;
+        if (seen)
+            continue;               /* parallel edges: one path edge */
+        if (t >= f->nblocks || (f->blocks[t].flags & (CFG_BF_ENTRY | CFG_BF_ALTENTRY)))
+            return RW_NOINS_TABLE;
+        /* Other ways in skip the code (rw_head_bytes); another table
+         * could not. */
+        const cfg_block *tb = &f->blocks[t];
+        for (uint32_t j = 0; j < tb->nin; j++) {
+            const cfg_edge *x = &f->edges[f->in_edges[tb->first_in + j]];
+            if (x->kind == CFG_EDGE_TABLE && x->from != bi)
+                return RW_NOINS_TABLE;
+        }
+        rw_snip sn = { .at = tb->start, .where = RW_SN_INCOMING, .first = (uint32_t)ps->in->nops };
+        if (!edge_ops(ps, pp, f, e, ip))
+            return RW_NOINS_N;
+        sn.nt = (uint32_t)ps->in->nops - sn.first;
+        if (!sn.nt)
+            continue;
+        if (!pick_regs(lv->in[t], sn.reg))
+            return RW_NOINS_REGS;
+        if (!add_snip(ps, &sn))
+            return RW_NOINS_N;
+    }
+    return -1;
+}
+
 /* The edge code of block b: a snippet before or after its last instruction;
  * returns a RW_NOINS_* reason, or -1 when fine. */
 static int block_snip(plan_st *ps, const cfg_proc *f, const cfg_paths *pp, const cfg_live *lv,
@@ -451,8 +494,10 @@ static int block_snip(plan_st *ps, const cfg_proc *f, const cfg_paths *pp, const
             if (!edge_ops(ps, pp, f, f->out_edges[b->first_out + k], ip))
                 return RW_NOINS_N;
             uint32_t n = (uint32_t)in->nops - from;
-            if (k && !same_ops(in, sn.first, sn.nt, from, n))
-                return RW_NOINS_TABLE;
+            if (k && !same_ops(in, sn.first, sn.nt, from, n)) {
+                in->nops = sn.first;
+                return (b->flags & CFG_BF_TABLE) ? table_snips(ps, f, pp, lv, bi, ip) : RW_NOINS_TABLE;
+            }
             if (k)
                 in->nops = from;
             else
@@ -575,6 +620,9 @@ bool rw_instr_plan(rw_ctx *cx)
             in->nsnips = k;
             (void)op0;
             in->noins[why]++;
+            if (cx->opt->log)
+                fprintf(cx->opt->log, "paths not counted: %s 0x%llx: %s\n", f->name,
+                        (unsigned long long)f->start, rw_noins_name((unsigned)why));
             continue;
         }
         in->ins_proc[i] = 1;
@@ -820,7 +868,9 @@ uint64_t rw_gpdisp_base(const rw_ctx *cx, uint64_t old)
 {
     if (!cx->ins || !rw_moved(cx, old))
         return rw_map(cx, old);
-    if (rw_head_bytes(cx, old))
+    size_t n;
+    const rw_snip *h = rw_snips_at(cx, old, &n);
+    if (n && h[0].where == RW_SN_HEAD)
         return rw_map(cx, old);
     uint32_t w = 0, pw = 0;
     alpha_insn in, pi;

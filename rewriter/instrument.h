@@ -15,7 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { RW_SN_HEAD, RW_SN_BEFORE, RW_SN_AFTER };
+/* Where a snippet goes, in the order they run at one instruction: an
+ * entry's head, a table edge's code at its target, code before, after. */
+enum { RW_SN_HEAD, RW_SN_INCOMING, RW_SN_BEFORE, RW_SN_AFTER };
 
 typedef struct rw_op {
     uint8_t kind;            /* RW_OP_* (instrument.c) */
