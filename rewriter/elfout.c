@@ -327,7 +327,9 @@ bool rw_elf_write(rw_ctx *cx, const char *path)
         rw_instr_place(cx, region);
         rw_instr_blob(cx, cx->text);
         w.segsz = region + rw_instr_filesz(cx) - cx->seg_addr;
-        w.memsz = region + rw_instr_memsz(cx) - cx->seg_addr;
+        /* Whole 64 KB: the heap starts after the segment, and malloc
+         * wants the break aligned. */
+        w.memsz = align_up(region + rw_instr_memsz(cx), 0x10000) - cx->seg_addr;
     }
     cx->st->seg_size = w.segsz;
 

@@ -752,9 +752,7 @@ static bool build_region(rw_ctx *cx)
     free(lineoff);
     in->data = d;
     in->filesz = fsz;
-    /* Whole pages: the heap starts after the segment, and malloc wants
-     * the break page-aligned. */
-    in->memsz = (counters + in->counters + 0xffff) & ~(uint64_t)0xffff;
+    in->memsz = counters + in->counters;
     return true;
 }
 

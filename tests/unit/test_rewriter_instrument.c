@@ -6,7 +6,11 @@
  */
 #include <criterion/criterion.h>
 
+#include <elf.h>
+#include <unistd.h>
+
 #include "rewriter/internal.h"
+#include "rewriter/verify.h"
 #include "rewriter/runtime/rt.h"
 #include "test_machine_harness.h"
 
@@ -125,4 +129,52 @@ Test(instrument, slots_a_longjmp_left_are_dropped)
     cr_assert_eq(q(&g, DATA + COUNTS + 16 * 9), 0);
     cr_assert_eq(q(&g, DATA + COUNTS + 16 * 11), 0);
     cr_assert_eq(q(&g, DATA + RT_SSP), SLOTS);
+}
+
+/* The whole instrumenter on a static program: most procedures counted,
+ * every system call hooked, the result verifies against the original, the
+ * new segment writable with zero pages after the file's bytes. */
+Test(instrument, static_program_verifies)
+{
+    const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+    char in[512], err[512];
+    snprintf(in, sizeof in, "%s/programs/bytecode-static", build);
+    if (access(in, R_OK))
+        cr_skip_test("%s missing: run `make programs`", in);
+    image_error ie;
+    image *img = image_open(in, &ie);
+    cr_assert_not_null(img, "%s", ie.msg);
+    cfg_program *p = cfg_build(img, err, sizeof err);
+    cr_assert_not_null(p, "%s", err);
+    plan pl;
+    cr_assert(plan_identity(p, &pl));
+    char out[] = "/tmp/cpo-instr-test-XXXXXX";
+    int fd = mkstemp(out);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    rw_options o = { .instrument = RW_INSTRUMENT_PATHS };
+    rw_stats st;
+    cr_assert(rw_rewrite(img, p, &pl, &o, out, &st, err, sizeof err), "%s", err);
+    cr_assert_gt(st.ins_procs, st.procs / 2, "%zu of %zu counted", st.ins_procs, st.procs);
+    cr_assert_gt(st.hooks, 50);
+    cr_assert_eq(st.unhooked, 0);
+    image *neu = image_open(out, &ie);
+    cr_assert_not_null(neu, "%s", ie.msg);
+    rw_verify_stats vs;
+    cr_assert(rw_verify(img, neu, stderr, &vs, err, sizeof err), "%s", err);
+    cr_assert_eq(rw_verify_failures(&vs), 0);
+    cr_assert_gt(vs.inserted, 1000);
+    const image_segment *last = NULL;
+    for (size_t i = 0; i < neu->nsegments; i++)
+        if (neu->segments[i].type == PT_LOAD)
+            last = &neu->segments[i];
+    cr_assert_not_null(last);
+    cr_assert(last->flags & PF_W, "the counters' segment is not writable");
+    cr_assert_gt(last->memsz, last->filesz);
+    cr_assert_eq((last->vaddr + last->memsz) % 65536, 0);
+    image_close(neu);
+    unlink(out);
+    plan_free(&pl);
+    cfg_free(p);
+    image_close(img);
 }
