@@ -701,6 +701,8 @@ static bool build_region(rw_ctx *cx)
     size_t msg = (size_t)ftell(t);
     fputs("cpo: the program started a thread: its path counts are not kept "
           "(docs/instrument.md)\n", t);
+    size_t errmsg = (size_t)ftell(t);
+    fputs("cpo: cannot create the path profile (or its name is over 975 bytes): ", t);
     size_t msgend = (size_t)ftell(t);
     size_t *lineoff = calloc(in->nip + 1, sizeof *lineoff);
     for (size_t i = 0; i < in->nip && lineoff; i++) {
@@ -734,7 +736,9 @@ static bool build_region(rw_ctx *cx)
     put64(d, RT_ENVNAME, strs + envname);
     put64(d, RT_ENVLEN, msg - envname);
     put64(d, RT_MSG, strs + msg);
-    put64(d, RT_MSGLEN, msgend - msg);
+    put64(d, RT_MSGLEN, errmsg - msg);
+    put64(d, RT_ERRMSG, strs + errmsg);
+    put64(d, RT_ERRLEN, msgend - errmsg);
     put64(d, RT_COUNTERS, counters);
     put64(d, RT_COUNTLEN, in->counters);
     for (size_t i = 0; i < in->nip; i++) {

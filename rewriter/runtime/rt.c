@@ -116,6 +116,18 @@ static const char *env_value(char *r)
     return 0;
 }
 
+/* "cpo: cannot write the path profile NAME" on stderr. */
+static void complain(char *r, const char *path, u64 n)
+{
+    out o;
+    o.fd = 2;
+    o.n = 0;
+    put(&o, r + F(r, RT_ERRMSG), F(r, RT_ERRLEN));
+    put(&o, path, n);
+    put_ch(&o, '\n');
+    flush(&o);
+}
+
 void rt_write(char *r)
 {
     const char *path = env_value(r);
@@ -138,6 +150,10 @@ void rt_write(char *r)
         n++;
     }
     fn[n] = 0;
+    if (path[n]) {      /* too long: never a file of another name */
+        complain(r, path, n);
+        return;
+    }
     out o;
     o.n = 0;
     o.fd = sys3(SYS_OPEN, (long)fn, O_WRONLY | O_CREAT | O_EXCL, 0644);
@@ -152,8 +168,10 @@ void rt_write(char *r)
         fn[m] = 0;
         o.fd = sys3(SYS_OPEN, (long)fn, O_WRONLY | O_CREAT | O_EXCL, 0644);
     }
-    if (o.fd < 0)
+    if (o.fd < 0) {
+        complain(r, path, n);
         return;
+    }
     put(&o, r + F(r, RT_HEAD), F(r, RT_HEADLEN));
     char *pt = r + F(r, RT_PROCS);
     for (u64 i = 0; i < F(r, RT_NPROCS); i++, pt += RT_PSIZE) {

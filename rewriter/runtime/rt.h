@@ -26,7 +26,9 @@
 #define RT_COUNTERS   152  /* the counters: where, and how many bytes */
 #define RT_COUNTLEN   160
 #define RT_LAST       168  /* the cycle counter when a path last started or stopped */
-#define RT_HDRSIZE    176
+#define RT_ERRMSG     176  /* offset and length of what to say on stderr when */
+#define RT_ERRLEN     184  /* no file can be made, before the name */
+#define RT_HDRSIZE    192
 
 /* A shadow-stack slot: the path sum, the cycles the path ran so far, and
  * the stack pointer at the activation's entry. */

@@ -104,6 +104,17 @@ if [ $run_qemu = 1 ]; then
     check "$name" dyn identity "$ROOT/scripts/qemu-run.sh"
   done
 fi
+# A profile that cannot be made: the program is unchanged, stderr says so.
+if [ -f "$tmp/intloop-static-identity/prog.inst" ]; then
+  run intloop "$tmp/intloop-static-identity/prog.inst" "$tmp/no/such/dir/prof" "$AXP" run --
+  if [ "$(cat "$dir/status")" = 0 ] && cmp -s "$dir/out" tests/programs/intloop.expected &&
+     grep -q "cannot create the path profile" "$dir/err"; then
+    passed=$((passed + 1)); echo "intloop-static: an uncreatable profile is reported, the run unchanged"
+  else
+    fail "intloop-static: an uncreatable profile"; cat "$dir/err"
+  fi
+fi
+
 # lua: output unchanged under qemu-alpha and on axp, a profile cpo paths
 # reads.  (Its counts are compared in docs/instrument.md: axp's exact
 # profile of closures.lua takes 14 s, too long here.)
