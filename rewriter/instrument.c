@@ -74,6 +74,7 @@ typedef struct wbuf {
     uint32_t *w;             /* NULL: only count */
     uint32_t n;
     uint64_t pc;             /* address of w[0] */
+    int bias;                /* sp is this much below the program's (a spill) */
 } wbuf;
 
 static void put(wbuf *b, uint32_t word)
@@ -138,13 +139,14 @@ static void top(wbuf *b, unsigned a, unsigned s, unsigned x)
 {
     put(b, LDQ(x, a, RT_SSP));
     put(b, LDQ(s, a, RT_THREADED));     /* threads share the stack: */
-    put(b, BNE(s, 6));                  /* another's slots are not stale */
+    put(b, BNE(s, 7));                  /* another's slots are not stale */
     put(b, LDQ(s, x, 16));
-    put(b, BEQ(s, 4));                  /* below the first slot */
+    put(b, BEQ(s, 5));                  /* below the first slot */
+    put(b, LDA(s, s, -b->bias));        /* the program's sp, not a spill's */
     put(b, CMPULT(s, REG_SP, s));
     put(b, BEQ(s, 2));
     put(b, LDA(x, x, -RT_SLOT));
-    put(b, BR(REG_ZERO, -6));
+    put(b, BR(REG_ZERO, -7));
     put(b, STQ(x, a, RT_SSP));
 }
 
@@ -193,7 +195,8 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
         constk(b, s, op->k);
         put(b, STQ(s, x, 0));
         put(b, STQ(REG_ZERO, x, 8));
-        put(b, STQ(REG_SP, x, 16));
+        put(b, LDA(s, REG_SP, b->bias));
+        put(b, STQ(s, x, 16));
         break;
     case RW_OP_ADD:
         base(in, b, a);
@@ -240,6 +243,12 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
     }
 }
 
+/* A snippet with no three free registers saves three below the stack
+ * pointer, moved down this much while it runs (docs/instrument.md). */
+#define SPILL 32
+
+static void snip_body(const rw_instr *in, const rw_snip *sn, uint32_t cond, wbuf *bp);
+
 static void ops_words(const rw_instr *in, wbuf *b, const rw_snip *sn, uint32_t from, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)
@@ -251,12 +260,30 @@ static void ops_words(const rw_instr *in, wbuf *b, const rw_snip *sn, uint32_t f
  * skip: fall code; done:` and then the branch itself. */
 static uint32_t snip_words(const rw_instr *in, const rw_snip *sn, uint32_t cond, uint64_t pc, uint32_t *w)
 {
-    wbuf b = { w, 0, pc };
+    wbuf b = { w, 0, pc, sn->spill ? SPILL : 0 };
+    if (sn->spill) {
+        put(&b, LDA(REG_SP, REG_SP, -SPILL));
+        for (int i = 0; i < 3; i++)
+            put(&b, STQ(sn->reg[i], REG_SP, 8 * i));
+    }
+    snip_body(in, sn, cond, &b);
+    if (sn->spill) {
+        for (int i = 0; i < 3; i++)
+            put(&b, LDQ(sn->reg[i], REG_SP, 8 * i));
+        put(&b, LDA(REG_SP, REG_SP, SPILL));
+    }
+    return b.n;
+}
+
+static void snip_body(const rw_instr *in, const rw_snip *sn, uint32_t cond, wbuf *bp)
+{
+    wbuf b = *bp;
     if (!sn->split) {
         ops_words(in, &b, sn, 0, sn->nt);
-        return b.n;
+        *bp = b;
+        return;
     }
-    wbuf t = { NULL, 0, 0 }, f = { NULL, 0, 0 };
+    wbuf t = { NULL, 0, 0, 0 }, f = { NULL, 0, 0, 0 };
     ops_words(in, &t, sn, 0, sn->nt);
     ops_words(in, &f, sn, sn->nt, sn->nf);
     if (sn->nt) {
@@ -270,7 +297,7 @@ static uint32_t snip_words(const rw_instr *in, const rw_snip *sn, uint32_t cond,
         put(&b, (cond & ~0x1fffffu) | (f.n & 0x1fffff));
     }
     ops_words(in, &b, sn, sn->nt, sn->nf);
-    return b.n;
+    *bp = b;
 }
 
 bool rw_instr_emit(rw_ctx *cx, const rw_snip *sn, uint64_t pc, uint8_t *p)
@@ -375,6 +402,17 @@ static bool pick_regs(alpha_regset live, uint8_t *reg)
     return n == 3;
 }
 
+/* Three registers free at a place; else three temporaries the snippet
+ * saves and restores around itself. */
+static void regs_for(alpha_regset live, rw_snip *sn, rw_instr *in)
+{
+    if (pick_regs(live, sn->reg))
+        return;
+    sn->spill = true;
+    sn->reg[0] = 1, sn->reg[1] = 2, sn->reg[2] = 3;
+    in->spills++;
+}
+
 /* What running CFG edge e does to the path sum, as ops appended. */
 static bool edge_ops(plan_st *ps, const cfg_paths *pp, const cfg_proc *f, uint32_t e, uint32_t ip)
 {
@@ -438,8 +476,7 @@ static int table_snips(plan_st *ps, const cfg_proc *f, const cfg_paths *pp, cons
         sn.nt = (uint32_t)ps->in->nops - sn.first;
         if (!sn.nt)
             continue;
-        if (!pick_regs(lv->in[t], sn.reg))
-            return RW_NOINS_REGS;
+        regs_for(lv->in[t], &sn, ps->in);
         if (!add_snip(ps, &sn))
             return RW_NOINS_N;
     }
@@ -511,8 +548,7 @@ static int block_snip(plan_st *ps, const cfg_proc *f, const cfg_paths *pp, const
     if (!sn.nt && !sn.nf)
         return -1;
     alpha_regset live = sn.where == RW_SN_AFTER ? lv->out[bi] : cfg_live_before(cx->prog, f, lv, bi, last);
-    if (!pick_regs(live, sn.reg))
-        return RW_NOINS_REGS;
+    regs_for(live, &sn, in);
     return add_snip(ps, &sn) ? -1 : RW_NOINS_N;
 }
 
@@ -547,8 +583,8 @@ static int plan_paths(plan_st *ps, const cfg_proc *f, uint32_t ip)
         if (!add_op(ps, RW_OP_PUSH, pp.edges[pp.of_cfg[e]].inc, 0, ip))
             why = RW_NOINS_N;
         sn.nt = 1;
-        if (why < 0 && !pick_regs(lv.in[x->to], sn.reg))
-            why = RW_NOINS_REGS;
+        if (why < 0)
+            regs_for(lv.in[x->to], &sn, ps->in);
         if (why < 0 && !add_snip(ps, &sn))
             why = RW_NOINS_N;
     }
@@ -810,6 +846,11 @@ uint32_t rw_snip_bytes(const rw_snip *s)
     return 4 * s->nwords;
 }
 
+int rw_snip_bias(const rw_snip *s, uint32_t off)
+{
+    return s->spill && off >= 4 ? SPILL : 0;     /* after its first word */
+}
+
 bool rw_snip_is_head(const rw_snip *s)
 {
     return s->where == RW_SN_HEAD;
@@ -848,6 +889,7 @@ void rw_instr_stats(const rw_ctx *cx, rw_stats *st)
         st->noins[r] = in->noins[r];
     st->hooks = in->hooks;
     st->unhooked = in->unhooked;
+    st->spills = in->spills;
     st->counter_bytes = in->counters;
     for (size_t i = 0; i < cx->nitems; i++)
         st->ins_bytes += cx->items[i].ins;
@@ -889,8 +931,13 @@ uint64_t rw_gpdisp_base(const rw_ctx *cx, uint64_t old)
 uint32_t rw_instr_ops_words(const rw_instr *in, const rw_op *ops, size_t nops, const uint8_t reg[3],
                             uint64_t pc, uint32_t *w)
 {
-    wbuf b = { w, 0, pc };
+    wbuf b = { w, 0, pc, 0 };
     for (size_t i = 0; i < nops; i++)
         op_words(in, &b, &ops[i], reg);
     return b.n;
+}
+
+uint32_t rw_instr_snip_words(const rw_instr *in, const rw_snip *sn, uint64_t pc, uint32_t *w)
+{
+    return snip_words(in, sn, 0, pc, w);
 }

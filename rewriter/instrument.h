@@ -32,6 +32,7 @@ typedef struct rw_snip {
     bool split;              /* ops [0, nt) when the branch at `at` is
                                 taken, [nt, nt + nf) when not */
     uint32_t first, nt, nf;  /* into rw_instr.ops */
+    bool spill;              /* no three free: reg[] saved below sp */
     uint32_t nwords;
 } rw_snip;
 
@@ -62,6 +63,7 @@ typedef struct rw_instr {
     uint8_t *ins_proc;       /* per procedure: 1 when its paths are counted */
     size_t noins[RW_NOINS_N];
     size_t hooks, unhooked;  /* system calls hooked, and in code not moved */
+    size_t spills;           /* snippets that save their registers */
     uint64_t counters;       /* bytes of counters */
     uint64_t blob_addr, blob_size;
     uint64_t region;         /* its address, once the segment is laid out */

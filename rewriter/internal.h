@@ -141,6 +141,9 @@ bool rw_instr_plan(rw_ctx *cx);     /* before the layout: what goes where */
 void rw_instr_free(rw_ctx *cx);
 const struct rw_snip *rw_snips_at(const rw_ctx *cx, uint64_t at, size_t *n);
 uint32_t rw_snip_bytes(const struct rw_snip *s);
+/* How far below the program's the stack pointer is before the snippet's
+ * word at byte off runs (a spill), for its unwind row. */
+int rw_snip_bias(const struct rw_snip *s, uint32_t off);
 bool rw_snip_is_head(const struct rw_snip *s);
 bool rw_snip_is_after(const struct rw_snip *s);
 uint32_t rw_head_bytes(const rw_ctx *cx, uint64_t at);
@@ -161,6 +164,8 @@ void rw_instr_fini(rw_ctx *cx);     /* DT_FINI to the runtime's finaliser */
  * only counted): for tests of the inserted code. */
 uint32_t rw_instr_ops_words(const rw_instr *in, const rw_op *ops, size_t nops, const uint8_t reg[3],
                             uint64_t pc, uint32_t *w);
+/* The words of a snippet that is no split (its ops from in->ops). */
+uint32_t rw_instr_snip_words(const rw_instr *in, const rw_snip *sn, uint64_t pc, uint32_t *w);
 enum { RW_OP_PUSH, RW_OP_ADD, RW_OP_END, RW_OP_BACK, RW_OP_HOOK };
 
 /* Little-endian fields of the image (common/le.h). */

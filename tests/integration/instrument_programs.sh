@@ -86,6 +86,9 @@ check() {
   # a signal writes no profile, so its counts may only be lower.
   local mode=()
   [ "$name" = forkexec ] && mode=(--at-most)
+  # signals waits in sigsuspend for a 20 ms timer, which fires at another
+  # point of the slower instrumented run: sigsuspend may find it pending.
+  [ "$name" = signals ] && mode=(--skip __sigsuspend)
   if ! python3 scripts/paths-compare.py "${mode[@]}" "$w/exact" "${profs[@]}" >"$w/cmp" 2>&1; then
     fail "$label: path counts"; head -10 "$w/cmp"; return
   fi

@@ -178,3 +178,31 @@ Test(instrument, static_program_verifies)
     cfg_free(p);
     image_close(img);
 }
+
+/* No free registers: the snippet saves three below sp and puts them back;
+ * the slot still records the program's sp, not the lowered one. */
+Test(instrument, a_spill_keeps_every_register)
+{
+    rig g;
+    rig_init(&g);
+    uint64_t sp = DATA + 0x3800;
+    g.b.t->r[30] = sp;
+    rw_op ops[2] = { { RW_OP_PUSH, 5, 0, 0 }, { RW_OP_END, 5, 0, 0 } };
+    g.in.ops = ops;
+    g.in.nops = 2;
+    rw_snip sn = { .where = RW_SN_BEFORE, .reg = { 1, 2, 3 }, .spill = true, .first = 0, .nt = 1 };
+    g.b.n += (int)rw_instr_snip_words(&g.in, &sn, CODE + 4ull * (uint64_t)g.b.n, g.b.code + g.b.n);
+    sn.first = 1;
+    g.b.n += (int)rw_instr_snip_words(&g.in, &sn, CODE + 4ull * (uint64_t)g.b.n, g.b.code + g.b.n);
+    g.b.t->r[1] = 111;
+    g.b.t->r[2] = 222;
+    g.b.t->r[3] = 333;
+    run(&g);
+    cr_assert_eq(g.b.t->r[1], 111);
+    cr_assert_eq(g.b.t->r[2], 222);
+    cr_assert_eq(g.b.t->r[3], 333);
+    cr_assert_eq(g.b.t->r[30], sp, "sp not restored");
+    cr_assert_eq(q(&g, DATA + COUNTS + 16 * 10), 1);
+    cr_assert_eq(q(&g, SLOTS + RT_SLOT + 16), sp, "the slot has the lowered sp");
+    cr_assert_eq(q(&g, DATA + RT_SSP), SLOTS);
+}

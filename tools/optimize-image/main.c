@@ -294,6 +294,8 @@ int main(int argc, char **argv)
                    st.ins_procs, st.ins_bytes, st.counter_bytes, st.hooks);
             if (st.unhooked)
                 printf(", %zu in code left in place not hooked", st.unhooked);
+            if (st.spills)
+                printf("; %zu places with no free registers save three", st.spills);
             printf("\n");
             for (unsigned r = 0; r < sizeof st.noins / sizeof st.noins[0]; r++)
                 if (st.noins[r])
