@@ -164,8 +164,11 @@ void rw_instr_fini(rw_ctx *cx);     /* DT_FINI to the runtime's finaliser */
  * only counted): for tests of the inserted code. */
 uint32_t rw_instr_ops_words(const rw_instr *in, const rw_op *ops, size_t nops, const uint8_t reg[3],
                             uint64_t pc, uint32_t *w);
-/* The words of a snippet that is no split (its ops from in->ops). */
-uint32_t rw_instr_snip_words(const rw_instr *in, const rw_snip *sn, uint64_t pc, uint32_t *w);
+/* snippet.c: a snippet's words at pc into w (NULL: only their number);
+ * cond is the branch word a split tests. */
+uint32_t rw_snip_words(const rw_instr *in, const rw_snip *sn, uint32_t cond, uint64_t pc, uint32_t *w);
+/* rtregion.c: the region's contents, at the end of the plan. */
+bool rw_instr_build_region(rw_ctx *cx);
 enum { RW_OP_PUSH, RW_OP_ADD, RW_OP_END, RW_OP_BACK, RW_OP_HOOK };
 
 /* Little-endian fields of the image (common/le.h). */

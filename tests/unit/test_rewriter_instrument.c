@@ -191,9 +191,9 @@ Test(instrument, a_spill_keeps_every_register)
     g.in.ops = ops;
     g.in.nops = 2;
     rw_snip sn = { .where = RW_SN_BEFORE, .reg = { 1, 2, 3 }, .spill = true, .first = 0, .nt = 1 };
-    g.b.n += (int)rw_instr_snip_words(&g.in, &sn, CODE + 4ull * (uint64_t)g.b.n, g.b.code + g.b.n);
+    g.b.n += (int)rw_snip_words(&g.in, &sn, 0, CODE + 4ull * (uint64_t)g.b.n, g.b.code + g.b.n);
     sn.first = 1;
-    g.b.n += (int)rw_instr_snip_words(&g.in, &sn, CODE + 4ull * (uint64_t)g.b.n, g.b.code + g.b.n);
+    g.b.n += (int)rw_snip_words(&g.in, &sn, 0, CODE + 4ull * (uint64_t)g.b.n, g.b.code + g.b.n);
     g.b.t->r[1] = 111;
     g.b.t->r[2] = 222;
     g.b.t->r[3] = 333;
