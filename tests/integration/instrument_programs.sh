@@ -28,6 +28,10 @@ command -v qemu-alpha >/dev/null 2>&1 || { echo "qemu-alpha missing: dynamic pro
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cpo-instrument.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+if ! "$OPT" "$P/intloop-static" --instrument paths -o "$tmp/probe" >"$tmp/probe.log" 2>&1 &&
+   grep -q "no runtime to instrument with" "$tmp/probe.log"; then
+  echo "optimize-image was built without the Alpha cross compiler: no runtime"; exit 77
+fi
 passed=0 failed=0
 fail() { echo "FAIL $*"; failed=$((failed + 1)); }
 
