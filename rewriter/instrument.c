@@ -312,6 +312,46 @@ static int plan_paths(plan_st *ps, const cfg_proc *f, uint32_t ip)
     return why;
 }
 
+/* Is sym the function fn, maybe with a version ("fn@GLIBC_2.34")? */
+static bool names(const char *sym, const char *fn)
+{
+    size_t n = strlen(fn);
+    return !strncmp(sym, fn, n) && (sym[n] == 0 || sym[n] == '@');
+}
+
+/* A dynamic program creates threads in libc, where no hook sees the
+ * clone: where the program loads the address of pthread_create (or C11's
+ * thrd_create) from its GOT, it notes that the counts are shared. */
+static bool plan_thread_marks(plan_st *ps)
+{
+    rw_ctx *cx = ps->cx;
+    const image *img = cx->img;
+    for (size_t i = 0; i < img->nrelsecs; i++) {
+        const image_relsec *rs = &img->relsecs[i];
+        for (size_t k = 0; !rs->dynamic && k < rs->count; k++) {
+            const image_reloc *r = &rs->relocs[k];
+            if (r->type != R_ALPHA_LITERAL || !r->symname ||
+                (!names(r->symname, "pthread_create") && !names(r->symname, "thrd_create")))
+                continue;
+            const cfg_proc *f = rw_proc_of(cx, r->offset);
+            if (!f || cx->procs[f - cx->prog->procs].reason != RW_MOVED ||
+                cx->procs[f - cx->prog->procs].rigid)
+                continue;
+            uint32_t b = cfg_block_at(f, r->offset);
+            cfg_live lv;
+            char err[256];
+            rw_snip sn = { .at = r->offset, .where = RW_SN_BEFORE, .first = (uint32_t)ps->in->nops, .nt = 1 };
+            if (b == CFG_NONE || !cfg_live_build(cx->prog, f, &lv, err, sizeof err))
+                continue;
+            regs_for(cfg_live_before(cx->prog, f, &lv, b, r->offset), &sn, ps->in);
+            cfg_live_free(&lv);
+            if (!add_op(ps, RW_OP_THREAD, 0, 0, 0) || !add_snip(ps, &sn))
+                return false;
+        }
+    }
+    return true;
+}
+
 static int by_place(const void *a, const void *b)
 {
     const rw_snip *x = a, *y = b;
@@ -382,6 +422,8 @@ bool rw_instr_plan(rw_ctx *cx)
         in->counters += 16 * in->ip[ip].npaths;
         in->nip++;
     }
+    if (!plan_thread_marks(&ps))
+        return rw_fail(cx, "out of memory");
     qsort(in->snips, in->nsnips, sizeof *in->snips, by_place);
     for (size_t j = 0; j < in->nsnips; j++) {
         uint32_t cond = 0;

@@ -145,13 +145,17 @@ static void count(const rw_instr *in, wbuf *b, const rw_iproc *ip, unsigned a, u
 static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t *reg)
 {
     unsigned a = reg[0], s = reg[1], x = reg[2];
-    const rw_iproc *ip = op->kind == RW_OP_HOOK || op->kind == RW_OP_PUSH ? NULL : &in->ip[op->ip];
+    const rw_iproc *ip = op->kind == RW_OP_END || op->kind == RW_OP_BACK ? &in->ip[op->ip] : NULL;
     switch (op->kind) {
     case RW_OP_HOOK: {
         uint64_t hook = in->blob_addr + RT_B_HOOK;
         put(b, BSR(REG_AT, (int64_t)(hook - (b->pc + 4ull * (b->n + 1))) / 4));
         break;
     }
+    case RW_OP_THREAD:
+        base(in, b, a);
+        put(b, STQ(a, a, RT_THREADED));
+        break;
     case RW_OP_PUSH:
         base(in, b, a);
         lap(b, a, s, x);

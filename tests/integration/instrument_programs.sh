@@ -9,7 +9,7 @@
 # procedures are not compared, and why).  Both runs get the same clean
 # environment and program names of the same length, so glibc's start-up
 # sees the same strings.  Two static programs are also instrumented under
-# a random layout.  threads-static must run unchanged and say on stderr
+# a random layout.  threads (static and dynamic) must run unchanged and say on stderr
 # that it wrote no profile.  Exit 77 when the programs are not built.
 set -u
 cd "$(dirname "$0")/../.."
@@ -107,7 +107,7 @@ for name in intloop funcptr; do
   check "$name" static 1 "$AXP" run --
 done
 if [ $run_qemu = 1 ]; then
-  for name in intloop recursion funcptr bytecode setjmp signals stdio; do
+  for name in intloop recursion funcptr bytecode setjmp signals stdio threads; do
     check "$name" dyn identity "$ROOT/scripts/qemu-run.sh"
   done
 fi
