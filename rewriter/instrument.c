@@ -319,9 +319,10 @@ static bool names(const char *sym, const char *fn)
     return !strncmp(sym, fn, n) && (sym[n] == 0 || sym[n] == '@');
 }
 
-/* A dynamic program creates threads in libc, where no hook sees the
- * clone: where the program loads the address of pthread_create (or C11's
- * thrd_create) from its GOT, it notes that the counts are shared. */
+/* A dynamic program creates threads and forks in libc, where no hook
+ * sees the clone: where the program loads the address of pthread_create
+ * (or C11's thrd_create) from its GOT, it notes that the counts are
+ * shared; after its call to fork, the child clears its counters. */
 static bool plan_thread_marks(plan_st *ps)
 {
     rw_ctx *cx = ps->cx;
@@ -330,8 +331,11 @@ static bool plan_thread_marks(plan_st *ps)
         const image_relsec *rs = &img->relsecs[i];
         for (size_t k = 0; !rs->dynamic && k < rs->count; k++) {
             const image_reloc *r = &rs->relocs[k];
-            if (r->type != R_ALPHA_LITERAL || !r->symname ||
-                (!names(r->symname, "pthread_create") && !names(r->symname, "thrd_create")))
+            if (r->type != R_ALPHA_LITERAL || !r->symname)
+                continue;
+            bool thread = names(r->symname, "pthread_create") || names(r->symname, "thrd_create");
+            bool fork = img->ndyn && (names(r->symname, "fork") || names(r->symname, "_Fork"));
+            if (!thread && !fork)
                 continue;
             const cfg_proc *f = rw_proc_of(cx, r->offset);
             if (!f || cx->procs[f - cx->prog->procs].reason != RW_MOVED ||
@@ -341,6 +345,23 @@ static bool plan_thread_marks(plan_st *ps)
             cfg_live lv;
             char err[256];
             rw_snip sn = { .at = r->offset, .where = RW_SN_BEFORE, .first = (uint32_t)ps->in->nops, .nt = 1 };
+            if (fork) {
+                /* After the call the address goes to: the child clears. */
+                uint64_t a = r->offset;
+                for (; b != CFG_NONE && a < f->blocks[b].end; a += 4) {
+                    alpha_insn ci;
+                    alpha_decode(word_at(cx, a), &ci);
+                    if (alpha_flow_of(&ci) == FLOW_CALL && ci.ra == REG_RA)
+                        break;
+                }
+                if (b == CFG_NONE || a >= f->blocks[b].end)
+                    continue;
+                sn.at = a;
+                sn.where = RW_SN_AFTER;
+                if (!add_op(ps, RW_OP_CHILD, 0, 0, 0) || !add_snip(ps, &sn))
+                    return false;
+                continue;
+            }
             if (b == CFG_NONE || !cfg_live_build(cx->prog, f, &lv, err, sizeof err))
                 continue;
             regs_for(cfg_live_before(cx->prog, f, &lv, b, r->offset), &sn, ps->in);

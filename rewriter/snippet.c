@@ -152,6 +152,12 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
         put(b, BSR(REG_AT, (int64_t)(hook - (b->pc + 4ull * (b->n + 1))) / 4));
         break;
     }
+    case RW_OP_CHILD: {     /* in the child (fork returned 0) */
+        uint64_t child = in->blob_addr + RT_B_CHILD;
+        put(b, BNE(REG_V0, 1));
+        put(b, BSR(REG_AT, (int64_t)(child - (b->pc + 4ull * (b->n + 1))) / 4));
+        break;
+    }
     case RW_OP_THREAD:
         base(in, b, a);
         put(b, STQ(a, a, RT_THREADED));

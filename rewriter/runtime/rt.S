@@ -13,7 +13,7 @@ rt_blob:
         br      $31, start
         br      $31, hook
         br      $31, fini
-        nop
+        br      $31, child
         .quad   0                       /* RT_B_REGION */
         .quad   0                       /* RT_B_ENTRY */
         .quad   0                       /* RT_B_REGABS */
@@ -77,6 +77,32 @@ fini:
         addq    $1, $27, $27
         jmp     $31, ($27)
 1:      ret     $31, ($26), 1
+
+/* A dynamic program's fork is in libc: the code after its call comes here
+ * (`bsr at`) in the child, which starts from zero counts.  Everything but
+ * at is kept. */
+child:
+        lda     $30, -32($30)
+        stq     $1, 0($30)
+        stq     $2, 8($30)
+        stq     $3, 16($30)
+        stq     $4, 24($30)
+        REGION  $2, $1
+        stq     $31, RT_VFORK($2)
+        ldq     $3, RT_COUNTERS($2)
+        ldq     $4, RT_COUNTLEN($2)
+        addq    $2, $3, $3
+        beq     $4, 2f
+1:      stq     $31, 0($3)
+        lda     $3, 8($3)
+        subq    $4, 8, $4
+        bgt     $4, 1b
+2:      ldq     $1, 0($30)
+        ldq     $2, 8($30)
+        ldq     $3, 16($30)
+        ldq     $4, 24($30)
+        lda     $30, 32($30)
+        ret     $31, ($28), 1
 
 /* Called by `bsr at, hook` before every system call of the moved code:
  * everything but at is kept.  exit_group and execve write the profile

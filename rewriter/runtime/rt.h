@@ -45,6 +45,7 @@
 #define RT_B_START    0    /* br to the start-up code (the new e_entry) */
 #define RT_B_HOOK     4    /* br to the system-call hook */
 #define RT_B_FINI     8    /* br to the finaliser (the new DT_FINI) */
+#define RT_B_CHILD    12   /* br to the clearing of a forked child's counters */
 #define RT_B_REGION   16   /* region address - blob address */
 #define RT_B_ENTRY    24   /* original entry (moved) - blob address */
 #define RT_B_REGABS   32   /* the region's address, for the inserted code */

@@ -106,6 +106,9 @@ done
 for name in intloop funcptr; do
   check "$name" static 1 "$AXP" run --
 done
+# forkexec re-executes itself, which qemu-user cannot: its dynamic build
+# runs on axp.
+check forkexec dyn identity "$AXP" run --
 if [ $run_qemu = 1 ]; then
   for name in intloop recursion funcptr bytecode setjmp signals stdio threads; do
     check "$name" dyn identity "$ROOT/scripts/qemu-run.sh"
