@@ -12,8 +12,9 @@
  *   may overwrite them, so nothing the caller needs can be in them.
  * - A RET through ra leaves live what a caller may still read: the
  *   results (v0, f0, f1), the callee-saved registers, ra, gp and sp.  A
- *   tail branch or jump to another procedure leaves live also the
- *   arguments and pv.
+ *   jump through a register to another procedure leaves live also the
+ *   arguments and pv; a branch into another procedure, all that and what
+ *   the code there reads (its own liveness, one level deep).
  * - Anything else is taken as reading every register: a RET or a linking
  *   branch through another register (glibc's division routines are called
  *   that way and keep the caller's temporaries), JSR_COROUTINE, a block
