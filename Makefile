@@ -59,6 +59,18 @@ $(BUILD)/asan/lib/libcpo_$(1).a: $(patsubst %.c,$(BUILD)/asan/obj/%.o,$(call roo
 endef
 $(foreach r,$(ROOMS),$(if $(call room_srcs,$(r)),$(eval $(call room_rules,$(r)))))
 
+# The instrumented image's runtime, built for Alpha (scripts/build-runtime.sh)
+# and carried by rewriter/rtblob.c.  Without the cross compiler the tools
+# build without it, and `optimize-image --instrument` says so.
+ifneq ($(shell command -v $(ALPHA_CC) 2>/dev/null),)
+RT_BLOB := $(BUILD)/gen/rt.bin
+$(RT_BLOB): rewriter/runtime/rt.S rewriter/runtime/rt.c rewriter/runtime/rt.h scripts/build-runtime.sh
+	@mkdir -p $(dir $@)
+	bash scripts/build-runtime.sh $(ALPHA_CC) $@
+$(BUILD)/obj/rewriter/rtblob.o $(BUILD)/asan/obj/rewriter/rtblob.o: $(RT_BLOB)
+$(BUILD)/obj/rewriter/rtblob.o $(BUILD)/asan/obj/rewriter/rtblob.o: CFLAGS += -DRT_BLOB='"$(RT_BLOB)"'
+endif
+
 # ---- tools -------------------------------------------------------------
 define tool_rules
 $(BUILD)/bin/$(1): $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/$(1)/*.c)) $(ROOM_LIBS)
@@ -109,7 +121,7 @@ fuzz_rooms_fuzz_lsda := alpha image cfg optimizer rewriter
 fuzz_rooms_fuzz_addrmap := alpha image cfg optimizer rewriter
 fuzz_rooms_fuzz_cfg := alpha image cfg
 # the path and CCT formats, without the tracker's rooms
-fuzz_extra_fuzz_paths := paths/pathprof.c paths/cct.c paths/lines.c paths/escape.c paths/grow.c
+fuzz_extra_fuzz_paths := paths/pathprof.c paths/cct.c paths/lines.c paths/grow.c
 # the service's parsers, without the rooms the rest of it needs
 fuzz_extra_fuzz_serve := service/config.c service/store.c service/util.c
 fuzz_rooms = $(or $(fuzz_rooms_$(1)),$(fuzz_rooms_default)) common

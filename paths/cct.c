@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "paths/cct.h"
-#include "paths/escape.h"
+#include "common/escape.h"
 #include "paths/lines.h"
 
 /* (parent, site, image, proc) -> node, open addressing; rebuilt on growth. */

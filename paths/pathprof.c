@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "paths/escape.h"
+#include "common/escape.h"
 #include "paths/internal.h"
 #include "paths/lines.h"
 #include "paths/pathprof.h"

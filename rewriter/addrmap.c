@@ -159,7 +159,7 @@ bool addrmap_decode(const uint8_t *d, size_t size, addrmap *m, char *err, size_t
     const uint8_t *p = d + 16 + pad;
     for (uint32_t i = 0; i < n; i++, p += ENTRY_SIZE) {
         addrmap_entry e = { get64(p), get64(p + 8), get32(p + 16), get32(p + 20) };
-        if (e.kind > AM_PAD || !e.len || e.new_addr + e.len < e.new_addr ||
+        if (e.kind > AM_INSTR || !e.len || e.new_addr + e.len < e.new_addr ||
             (i && m->e[i - 1].new_addr + m->e[i - 1].len > e.new_addr)) {
             snprintf(err, errlen, "address map: entry %u (0x%llx) is out of order or invalid",
                      i, (unsigned long long)e.new_addr);

@@ -19,7 +19,8 @@
 typedef enum {
     AM_CODE = 0,     /* [new, new+len) is [orig, orig+len) moved */
     AM_BRANCH = 1,   /* a branch the rewriter added: all of it is orig */
-    AM_PAD = 2       /* alignment padding: all of it is orig */
+    AM_PAD = 2,      /* alignment padding: all of it is orig */
+    AM_INSTR = 3     /* code an instrumenter inserted at orig: all of it is orig */
 } addrmap_kind;
 
 typedef struct addrmap_entry {

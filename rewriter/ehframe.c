@@ -257,6 +257,7 @@ static bool copy_fde(builder *b, const eh_fde *f, uint64_t begin)
 typedef struct unit {
     uint64_t addr, old;
     bool code;                   /* an original instruction (not padding, not an added br) */
+    int bias;                    /* inserted code with sp this much lower (a spill) */
 } unit;
 
 /* A new LSDA for the piece u[0..n), written to b->gxt; its place is
@@ -316,6 +317,12 @@ static bool emit_piece(builder *b, const eh_fde *f, const cfi_rows *rows, const 
     uint64_t loc = u[0].addr;
     for (size_t i = 0; i < n; i++) {
         const cfi_row *want = cfi_at(rows, u[i].old);
+        cfi_row moved;
+        if (u[i].bias && want->cfa_reg == REG_SP) {
+            moved = *want;
+            moved.cfa_off += u[i].bias;
+            want = &moved;
+        }
         if (cfi_same(&cur, want))
             continue;
         if (!cfi_emit_advance(&b->o, &c->ci, u[i].addr - loc))
@@ -349,6 +356,31 @@ static size_t first_proc(const cfg_program *p, uint64_t lo)
             h = m;
     }
     return l;
+}
+
+/* The units of a block with inserted code: code inserted before an
+ * instruction unwinds as that instruction, code after it (after a call,
+ * or a block's last instruction falling through) as the next one. */
+static size_t ins_units(const rw_ctx *cx, const rw_item *it, const cfg_block *bl, uint64_t lo,
+                        uint64_t hi, unit *u, size_t n)
+{
+    uint64_t pc = it->addr, end = bl->end - (it->drop ? 4 : 0);
+    for (uint64_t o = bl->start; o < end; o += 4) {
+        size_t k;
+        const struct rw_snip *s = rw_snips_at(cx, o, &k);
+        uint64_t next = o + 4 < hi && o + 4 >= lo ? o + 4 : o;
+        for (size_t j = 0; j < k; j++)
+            if (!rw_snip_is_after(&s[j]))
+                for (uint32_t b = 0; b < rw_snip_bytes(&s[j]); b += 4, pc += 4)
+                    u[n++] = (unit){ pc, o, false, rw_snip_bias(&s[j], b) };
+        u[n++] = (unit){ pc, o, true, 0 };
+        pc += 4;
+        for (size_t j = 0; j < k; j++)
+            if (rw_snip_is_after(&s[j]))
+                for (uint32_t b = 0; b < rw_snip_bytes(&s[j]); b += 4, pc += 4)
+                    u[n++] = (unit){ pc, next, false, rw_snip_bias(&s[j], b) };
+    }
+    return n;
 }
 
 static bool grow_units(rw_ctx *cx, unit **ubuf, size_t *ucap, size_t need)
@@ -388,7 +420,7 @@ static bool rebuild_fde(builder *b, const eh_fde *f, unit **ubuf, size_t *ucap)
             if (!n || !(ok = grow_units(cx, ubuf, ucap, n)))
                 continue;
             for (size_t k = 0; k < n; k++)
-                (*ubuf)[k] = (unit){ s + 4 * k, s + 4 * k, true };
+                (*ubuf)[k] = (unit){ s + 4 * k, s + 4 * k, true, 0 };
             ok = emit_piece(b, f, &rows, *ubuf, n, e);
             continue;
         }
@@ -414,13 +446,16 @@ static bool rebuild_fde(builder *b, const eh_fde *f, unit **ubuf, size_t *ucap)
                 unit *u = *ubuf;
                 /* Padding before a piece belongs to nothing that runs. */
                 for (uint32_t k = 0; n && k < it->pad; k += 4)
-                    u[n++] = (unit){ it->addr - it->pad + k, bl->start, false };
+                    u[n++] = (unit){ it->addr - it->pad + k, bl->start, false, 0 };
                 uint32_t body = (uint32_t)(bl->end - bl->start) - (it->drop ? 4 : 0);
-                for (uint32_t k = 0; k < body; k += 4)
-                    u[n++] = (unit){ it->addr + k, bl->start + k, true };
+                if (it->ins)
+                    n = ins_units(cx, it, bl, lo, hi, u, n);
+                else
+                    for (uint32_t k = 0; k < body; k += 4)
+                        u[n++] = (unit){ it->addr + k, bl->start + k, true, 0 };
                 if (it->addbr) {
                     uint64_t o = it->brto >= lo && it->brto < hi ? it->brto : bl->end - 4;
-                    u[n++] = (unit){ it->addr + body, o, false };
+                    u[n++] = (unit){ it->addr + it->size - 4, o, false, 0 };
                 }
                 next = it->addr + it->size;
             }

@@ -104,7 +104,7 @@ static uint32_t str_add(strtab *t, const char *name)
     return (uint32_t)(t->n - len);
 }
 
-static bool pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+bool rw_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
     const uint8_t *p = buf;
     while (len) {
@@ -132,6 +132,7 @@ typedef struct elfw {
     uint8_t *note, *amap;
     size_t notesz;
     uint64_t segsz, aend, off, note_off, names_off;
+    uint64_t memsz;              /* the new segment's, with the zero pages */
 } elfw;
 
 /* The input's program headers with PHDR and the unwind table's moved, and
@@ -157,8 +158,10 @@ static void program_headers(const rw_ctx *cx, elfw *w)
         w->ph[k++] = p;
         if (i == last_load) {
             uint64_t al = p.p_align > 0x2000 ? p.p_align : 0x2000;
-            w->ph[k++] = (Elf64_Phdr){ PT_LOAD, PF_R | PF_X, cx->seg_off, cx->seg_addr, cx->seg_addr,
-                                       w->segsz, w->segsz, al };
+            /* Instrumented: the counters and the shadow stack live in it too. */
+            uint32_t fl = cx->ins ? PF_R | PF_W | PF_X : PF_R | PF_X;
+            w->ph[k++] = (Elf64_Phdr){ PT_LOAD, fl, cx->seg_off, cx->seg_addr, cx->seg_addr,
+                                       w->segsz, w->memsz, al };
         }
     }
 }
@@ -262,21 +265,23 @@ static bool note_and_names(rw_ctx *cx, elfw *w)
 static bool write_parts(const rw_ctx *cx, const elfw *w, int fd)
 {
     uint64_t at = cx->seg_off - cx->seg_addr;   /* file offset of a segment address */
-    bool ok = pwrite_all(fd, cx->out, w->aend, 0) &&
-              pwrite_all(fd, w->ph, cx->phnum * sizeof *w->ph, cx->seg_off) &&
-              pwrite_all(fd, cx->text, cx->text_size, cx->text_addr + at);
+    bool ok = rw_pwrite_all(fd, cx->out, w->aend, 0) &&
+              rw_pwrite_all(fd, w->ph, cx->phnum * sizeof *w->ph, cx->seg_off) &&
+              rw_pwrite_all(fd, cx->text, cx->text_size, cx->text_addr + at);
     if (ok && cx->eh)
-        ok = pwrite_all(fd, cx->eh, cx->eh_size, cx->eh_addr + at) &&
-             pwrite_all(fd, cx->ehhdr, cx->ehhdr_size, cx->ehhdr_addr + at);
+        ok = rw_pwrite_all(fd, cx->eh, cx->eh_size, cx->eh_addr + at) &&
+             rw_pwrite_all(fd, cx->ehhdr, cx->ehhdr_size, cx->ehhdr_addr + at);
     if (ok && cx->gxt_size)
-        ok = pwrite_all(fd, cx->gxt, cx->gxt_size, cx->gxt_addr + at);
+        ok = rw_pwrite_all(fd, cx->gxt, cx->gxt_size, cx->gxt_addr + at);
+    if (ok && cx->ins)
+        ok = rw_instr_write(cx, fd, at);
     for (size_t i = 1; ok && i < w->nsec; i++)
         if (w->sh[i].sh_offset != w->oshdr[i].sh_offset && i != w->eh.e_shstrndx)
-            ok = pwrite_all(fd, cx->out + w->oshdr[i].sh_offset, w->sh[i].sh_size, w->sh[i].sh_offset);
-    return ok && pwrite_all(fd, w->note, w->notesz, w->note_off) &&
-           pwrite_all(fd, w->names.s, w->names.n, w->names_off) &&
-           pwrite_all(fd, w->sh, w->ns * sizeof *w->sh, w->eh.e_shoff) &&
-           pwrite_all(fd, &w->eh, sizeof w->eh, 0);
+            ok = rw_pwrite_all(fd, cx->out + w->oshdr[i].sh_offset, w->sh[i].sh_size, w->sh[i].sh_offset);
+    return ok && rw_pwrite_all(fd, w->note, w->notesz, w->note_off) &&
+           rw_pwrite_all(fd, w->names.s, w->names.n, w->names_off) &&
+           rw_pwrite_all(fd, w->sh, w->ns * sizeof *w->sh, w->eh.e_shoff) &&
+           rw_pwrite_all(fd, &w->eh, sizeof w->eh, 0);
 }
 
 /* Write next to the target, then rename: never a half-written file. */
@@ -316,7 +321,16 @@ bool rw_elf_write(rw_ctx *cx, const char *path)
         seg_end = cx->ehhdr_addr + cx->ehhdr_size;
     if (cx->gxt_size)
         seg_end = cx->gxt_addr + cx->gxt_size;
-    w.segsz = seg_end - cx->seg_addr;
+    w.segsz = w.memsz = seg_end - cx->seg_addr;
+    if (cx->ins) {
+        uint64_t region = align_up(seg_end, 8192);
+        rw_instr_place(cx, region);
+        rw_instr_blob(cx, cx->text);
+        w.segsz = region + rw_instr_filesz(cx) - cx->seg_addr;
+        /* Whole 64 KB: the heap starts after the segment, and malloc
+         * wants the break aligned. */
+        w.memsz = align_up(region + rw_instr_memsz(cx), 0x10000) - cx->seg_addr;
+    }
     cx->st->seg_size = w.segsz;
 
     w.ph = calloc(cx->phnum, sizeof *w.ph);

@@ -54,6 +54,12 @@ static void fix_hint(rw_ctx *cx, uint32_t *word, uint64_t la, uint64_t na)
 static bool fix_branch(rw_ctx *cx, uint32_t *word, uint64_t pc, uint64_t t, const cfg_proc *f)
 {
     uint64_t nt = rw_map(cx, t);
+    /* A branch of a procedure to one of its own entries skips the entry's
+     * head: only calls start an activation (instrument.c). */
+    alpha_insn bi;
+    alpha_decode(*word, &bi);
+    if (f && cx->ins && t >= f->start && t < f->end && alpha_flow_of(&bi) != FLOW_CALL)
+        nt += rw_head_bytes(cx, t);
     if (alpha_set_branch_target(word, pc, nt))
         return true;
     /* Out of reach: keep the farther side in place. */
@@ -86,10 +92,19 @@ bool rw_emit(rw_ctx *cx)
         for (uint32_t k = 0; k < it->pad; k += 4)
             rw_put32(p - it->pad + k, ALPHA_NOP_WORD);
         uint64_t end = it->drop ? b->end - 4 : b->end;
-        for (uint64_t o = b->start; o < end; o += 4, p += 4) {
+        uint64_t pc = it->addr;
+        for (uint64_t o = b->start; o < end; o += 4, p += 4, pc += 4) {
             uint32_t w;
+            size_t nsn = 0;
+            const struct rw_snip *sn = it->ins ? rw_snips_at(cx, o, &nsn) : NULL;
+            for (size_t k = 0; k < nsn; k++)
+                if (!rw_snip_is_after(&sn[k])) {
+                    if (!rw_instr_emit(cx, &sn[k], pc, p))
+                        return false;
+                    pc += rw_snip_bytes(&sn[k]);
+                    p += rw_snip_bytes(&sn[k]);
+                }
             cfg_word(cx->prog, o, &w);
-            uint64_t pc = it->addr + (o - b->start);
             alpha_insn in;
             alpha_decode(w, &in);
             if (alpha_is_pcrel_branch(&in)) {
@@ -104,6 +119,13 @@ bool rw_emit(rw_ctx *cx)
                 fix_hint(cx, &w, o, pc);
             }
             rw_put32(p, w);
+            for (size_t k = 0; k < nsn; k++)
+                if (rw_snip_is_after(&sn[k])) {
+                    if (!rw_instr_emit(cx, &sn[k], pc + 4, p + 4))
+                        return false;
+                    pc += rw_snip_bytes(&sn[k]);
+                    p += rw_snip_bytes(&sn[k]);
+                }
         }
         if (it->addbr) {
             uint32_t w = ALPHA_BR_WORD;

@@ -12,6 +12,7 @@
 #include "common/le.h"
 #include "alpha/insn.h"
 #include "rewriter/addrmap.h"
+#include "rewriter/instrument.h"
 #include "rewriter/rewrite.h"
 
 #define ALPHA_NOP_WORD  0x47ff041fu   /* bis $31,$31,$31 */
@@ -31,6 +32,7 @@ typedef struct rw_item {        /* one block, as emitted */
     uint64_t brto;              /* original address the added br goes to */
     uint32_t pad;               /* bytes of padding before the block */
     uint32_t size;              /* bytes emitted after the padding */
+    uint32_t ins;               /* of which inserted code (instrument.c) */
     uint64_t addr;              /* new address of the first instruction */
 } rw_item;
 
@@ -87,6 +89,7 @@ typedef struct rw_ctx {
     size_t out_size;
 
     addrmap am;
+    struct rw_instr *ins;       /* instrumentation, or NULL */
 } rw_ctx;
 
 /* rewrite.c */
@@ -108,6 +111,7 @@ bool rw_is_moved(const rw_ctx *cx, const cfg_proc *f);
 uint32_t rw_default_align(uint64_t start);
 bool rw_check_plan(rw_ctx *cx);     /* the plan against the CFG */
 bool rw_layout(rw_ctx *cx);         /* items, addresses, the old-to-new map */
+uint32_t rw_block_ins_bytes(const rw_ctx *cx, const cfg_block *b);
 
 /* emit.c */
 bool rw_emit(rw_ctx *cx);           /* cx->text */
@@ -129,6 +133,43 @@ void rw_eh_free(rw_ctx *cx);
 /* elfout.c */
 bool rw_elf_plan(rw_ctx *cx);       /* choose the new segment's place */
 bool rw_elf_write(rw_ctx *cx, const char *path);
+bool rw_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
+
+/* instrument.c */
+struct rw_snip;
+bool rw_instr_plan(rw_ctx *cx);     /* before the layout: what goes where */
+void rw_instr_free(rw_ctx *cx);
+const struct rw_snip *rw_snips_at(const rw_ctx *cx, uint64_t at, size_t *n);
+uint32_t rw_snip_bytes(const struct rw_snip *s);
+/* How far below the program's the stack pointer is before the snippet's
+ * word at byte off runs (a spill), for its unwind row. */
+int rw_snip_bias(const struct rw_snip *s, uint32_t off);
+bool rw_snip_is_head(const struct rw_snip *s);
+bool rw_snip_is_after(const struct rw_snip *s);
+uint32_t rw_head_bytes(const rw_ctx *cx, uint64_t at);
+/* Where the instruction at old itself went (after code inserted before it). */
+uint64_t rw_insn_addr(const rw_ctx *cx, uint64_t old);
+/* What the base register of the GPDISP pair at old holds when it runs. */
+uint64_t rw_gpdisp_base(const rw_ctx *cx, uint64_t old);
+bool rw_instr_emit(rw_ctx *cx, const struct rw_snip *sn, uint64_t pc, uint8_t *p);
+void rw_instr_place(rw_ctx *cx, uint64_t addr);     /* the region's address */
+void rw_instr_blob(rw_ctx *cx, uint8_t *p);         /* the runtime, filled in */
+uint64_t rw_instr_blob_size(const rw_ctx *cx);      /* 0 when not instrumenting */
+uint64_t rw_instr_filesz(const rw_ctx *cx);
+uint64_t rw_instr_memsz(const rw_ctx *cx);
+bool rw_instr_write(const rw_ctx *cx, int fd, uint64_t at);   /* the region's bytes */
+void rw_instr_stats(const rw_ctx *cx, rw_stats *st);
+void rw_instr_fini(rw_ctx *cx);     /* DT_FINI to the runtime's finaliser */
+/* The words of ops run with scratch registers reg at pc, into w (NULL:
+ * only counted): for tests of the inserted code. */
+uint32_t rw_instr_ops_words(const rw_instr *in, const rw_op *ops, size_t nops, const uint8_t reg[3],
+                            uint64_t pc, uint32_t *w);
+/* snippet.c: a snippet's words at pc into w (NULL: only their number);
+ * cond is the branch word a split tests. */
+uint32_t rw_snip_words(const rw_instr *in, const rw_snip *sn, uint32_t cond, uint64_t pc, uint32_t *w);
+/* rtregion.c: the region's contents, at the end of the plan. */
+bool rw_instr_build_region(rw_ctx *cx);
+enum { RW_OP_PUSH, RW_OP_ADD, RW_OP_END, RW_OP_BACK, RW_OP_HOOK, RW_OP_THREAD, RW_OP_CHILD };
 
 /* Little-endian fields of the image (common/le.h). */
 #define rw_le32 le_get32

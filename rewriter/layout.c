@@ -192,11 +192,14 @@ static void terminate(rw_ctx *cx, rw_item *it, const rw_item *next)
     alpha_decode(w, &in);
     alpha_flow fl = alpha_flow_of(&in);
     it->invert = it->drop = it->addbr = false;
-    it->size = (uint32_t)(b->end - b->start);
+    it->ins = rw_block_ins_bytes(cx, b);
+    it->size = (uint32_t)(b->end - b->start) + it->ins;
     if (!in.op || fl == FLOW_JUMP || fl == FLOW_RETURN || fl == FLOW_COROUTINE)
         return;
+    size_t nsn;
     if (fl == FLOW_BRANCH) {
-        it->drop = !it->rigid && in.ra == REG_ZERO && next && alpha_branch_target(&in, la) == na;
+        it->drop = !it->rigid && in.ra == REG_ZERO && next && alpha_branch_target(&in, la) == na &&
+                   !rw_snips_at(cx, la, &nsn);
         it->size -= it->drop ? 4 : 0;
         return;
     }
@@ -213,10 +216,47 @@ static void terminate(rw_ctx *cx, rw_item *it, const rw_item *next)
         if (it->invert)
             fall = t;
     }
-    if (!next || na != fall) {
+    /* Control falling into an entry of its own procedure must not run
+     * the entry's head (instrument.c): it branches past it. */
+    bool head = fall < f->end && rw_head_bytes(cx, fall);
+    if (!next || na != fall || head) {
         it->addbr = true;
         it->brto = fall;
         it->size += 4;
+    }
+}
+
+/* Bytes of code inserted into block b. */
+uint32_t rw_block_ins_bytes(const rw_ctx *cx, const cfg_block *b)
+{
+    uint32_t n = 0;
+    if (!cx->ins)
+        return 0;
+    for (uint64_t o = b->start; o < b->end; o += 4) {
+        size_t k;
+        const struct rw_snip *s = rw_snips_at(cx, o, &k);
+        for (size_t j = 0; j < k; j++)
+            n += rw_snip_bytes(&s[j]);
+    }
+    return n;
+}
+
+/* A block with inserted code: an instruction's new address is where the
+ * code inserted before it starts (its head's, for an entry). */
+static void map_with_ins(rw_ctx *cx, const rw_item *it, const cfg_block *b)
+{
+    uint64_t pos = it->addr;
+    for (uint64_t o = b->start; o < b->end; o += 4) {
+        size_t k;
+        const struct rw_snip *s = rw_snips_at(cx, o, &k);
+        cx->map[(o - cx->code_lo) / 4] = pos;
+        for (size_t j = 0; j < k; j++)
+            if (!rw_snip_is_after(&s[j]))
+                pos += rw_snip_bytes(&s[j]);
+        pos += 4;
+        for (size_t j = 0; j < k; j++)
+            if (rw_snip_is_after(&s[j]))
+                pos += rw_snip_bytes(&s[j]);
     }
 }
 
@@ -301,7 +341,7 @@ bool rw_layout(rw_ctx *cx)
     }
     /* Addresses. */
     memset(cx->map, 0, (cx->code_hi - cx->code_lo) / 4 * sizeof *cx->map);
-    uint64_t a = cx->text_addr;
+    uint64_t a = cx->text_addr + rw_instr_blob_size(cx);
     bool first_cold = true;
     for (size_t i = 0; i < n; i++) {
         rw_item *it = &cx->items[i];
@@ -317,8 +357,11 @@ bool rw_layout(rw_ctx *cx)
         a = na + it->size;
         const cfg_proc *f = &prog->procs[it->proc];
         const cfg_block *b = &f->blocks[it->block];
-        for (uint64_t o = b->start; o < b->end; o += 4)
-            cx->map[(o - cx->code_lo) / 4] = na + (o - b->start);
+        if (!it->ins)
+            for (uint64_t o = b->start; o < b->end; o += 4)
+                cx->map[(o - cx->code_lo) / 4] = na + (o - b->start);
+        else
+            map_with_ins(cx, it, b);
         rw_proc *p = &cx->procs[it->proc];
         if (!it->cold) {
             if (it->block == 0 || !p->hot_start)

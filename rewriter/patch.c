@@ -43,16 +43,19 @@ static uint64_t gp_at(const rw_ctx *cx, uint64_t where)
 static bool patch_gpdisp(rw_ctx *cx, const cfg_rel *r)
 {
     uint64_t hi_old = r->where, lo_old = r->where + (uint64_t)r->addend;
-    uint64_t hi_new = rw_map(cx, hi_old), lo_new = rw_map(cx, lo_old);
+    uint64_t hi_new = rw_insn_addr(cx, hi_old), lo_new = rw_insn_addr(cx, lo_old);
     if (hi_new == hi_old && lo_new == lo_old)
         return true;
+    /* The pair adds to what its base register holds: the ldah's own
+     * address, unless inserted code sits between (instrument.c). */
+    uint64_t base = rw_gpdisp_base(cx, hi_old);
     uint32_t hw, lw;
     if (!cfg_word(cx->prog, hi_old, &hw) || !cfg_word(cx->prog, lo_old, &lw))
         return rw_fail(cx, "%s: GPDISP at 0x%llx: pair outside the code", cx->img->path,
                        (unsigned long long)hi_old);
     int64_t v = (int64_t)(int16_t)(hw & 0xffff) * 65536 + (int16_t)(lw & 0xffff);
     uint64_t gp = hi_old + (uint64_t)v;
-    int64_t nv = (int64_t)(gp - hi_new);
+    int64_t nv = (int64_t)(gp - base);
     int64_t hi = (nv + 0x8000) >> 16, lo = nv - hi * 65536;
     if (hi < -32768 || hi > 32767) {
         const cfg_proc *f = rw_proc_of(cx, hi_old);
@@ -233,18 +236,47 @@ bool rw_patch_dynamic(rw_ctx *cx)
     return true;
 }
 
+/* A block with inserted code: each instruction, and the code inserted at
+ * it (which maps to it). */
+static bool ins_entries(rw_ctx *cx, const rw_item *it, const cfg_block *b)
+{
+    uint64_t pc = it->addr, end = b->end - (it->drop ? 4 : 0);
+    for (uint64_t o = b->start; o < end; o += 4) {
+        size_t k;
+        const struct rw_snip *s = rw_snips_at(cx, o, &k);
+        for (size_t j = 0; j < k; j++)
+            if (!rw_snip_is_after(&s[j])) {
+                if (!addrmap_add(&cx->am, pc, o, rw_snip_bytes(&s[j]), AM_INSTR))
+                    return false;
+                pc += rw_snip_bytes(&s[j]);
+            }
+        if (!addrmap_add(&cx->am, pc, o, 4, AM_CODE))
+            return false;
+        pc += 4;
+        for (size_t j = 0; j < k; j++)
+            if (rw_snip_is_after(&s[j])) {
+                if (!addrmap_add(&cx->am, pc, o, rw_snip_bytes(&s[j]), AM_INSTR))
+                    return false;
+                pc += rw_snip_bytes(&s[j]);
+            }
+    }
+    return true;
+}
+
 bool rw_build_addrmap(rw_ctx *cx)
 {
     addrmap *m = &cx->am;
     m->build_id_len = cx->img->build_id_len;
     memcpy(m->build_id, cx->img->build_id, cx->img->build_id_len);
+    if (cx->ins && !addrmap_add(m, cx->text_addr, cx->img->entry, (uint32_t)rw_instr_blob_size(cx), AM_INSTR))
+        return rw_fail(cx, "out of memory");
     for (size_t i = 0; i < cx->nitems; i++) {
         const rw_item *it = &cx->items[i];
         const cfg_block *b = &cx->prog->procs[it->proc].blocks[it->block];
         uint32_t body = (uint32_t)(b->end - b->start) - (it->drop ? 4 : 0);
         if (!addrmap_add(m, it->addr - it->pad, b->start, it->pad, AM_PAD) ||
-            !addrmap_add(m, it->addr, b->start, body, AM_CODE) ||
-            (it->addbr && !addrmap_add(m, it->addr + body, b->end - 4, 4, AM_BRANCH)))
+            (it->ins ? !ins_entries(cx, it, b) : !addrmap_add(m, it->addr, b->start, body, AM_CODE)) ||
+            (it->addbr && !addrmap_add(m, it->addr + it->size - 4, b->end - 4, 4, AM_BRANCH)))
             return rw_fail(cx, "out of memory");
     }
     return true;

@@ -146,6 +146,7 @@ static void ctx_free(rw_ctx *cx)
     free(cx->ehhdr);
     free(cx->gxt);
     free(cx->out);
+    rw_instr_free(cx);
     addrmap_free(&cx->am);
 }
 
@@ -220,6 +221,11 @@ bool rw_rewrite(const image *img, const cfg_program *prog, const plan *pl,
     rw_ctx *cx = &c;
     memset(st, 0, sizeof *st);
     bool ok = ctx_init(cx) && rw_elf_plan(cx);
+    if (ok && opt->instrument) {
+        ok = rw_instr_plan(cx);
+        if (ok)
+            cx->ins->blob_addr = cx->text_addr;
+    }
     size_t rounds = 0;
     while (ok) {
         rounds++;
@@ -240,7 +246,10 @@ bool rw_rewrite(const image *img, const cfg_program *prog, const plan *pl,
             break;
         }
     }
-    ok = ok && rw_eh_build(cx) && rw_patch_dynamic(cx) &&
+    ok = ok && rw_eh_build(cx) && rw_patch_dynamic(cx);
+    if (ok && cx->ins)
+        rw_instr_fini(cx);
+    ok = ok &&
          rw_patch_symbols(cx, (uint16_t)img->nsections) && rw_build_addrmap(cx) &&
          rw_new_build_id(cx);
     if (ok) {
@@ -248,6 +257,12 @@ bool rw_rewrite(const image *img, const cfg_program *prog, const plan *pl,
             Elf64_Ehdr eh;
             memcpy(&eh, cx->out, sizeof eh);
             eh.e_entry = rw_map(cx, img->entry);
+            memcpy(cx->out, &eh, sizeof eh);
+        }
+        if (cx->ins) {
+            Elf64_Ehdr eh;
+            memcpy(&eh, cx->out, sizeof eh);
+            eh.e_entry = cx->text_addr;     /* the runtime's start-up code */
             memcpy(cx->out, &eh, sizeof eh);
         }
         if (opt->check)
@@ -283,6 +298,8 @@ bool rw_rewrite(const image *img, const cfg_program *prog, const plan *pl,
             st->branches_inverted += cx->items[i].invert;
         }
         st->new_text = cx->text_size;
+        if (cx->ins)
+            rw_instr_stats(cx, st);
         st->seg_addr = cx->seg_addr;
     }
     ctx_free(cx);

@@ -43,7 +43,10 @@ const char *rw_reason_name(unsigned r);
 typedef struct rw_options {
     bool check;             /* overwrite moved code with traps */
     FILE *log;              /* per-procedure reasons (NULL: quiet) */
+    int instrument;         /* RW_INSTRUMENT_*: insert counting code */
 } rw_options;
+
+enum { RW_INSTRUMENT_NONE, RW_INSTRUMENT_PATHS };
 
 typedef struct rw_stats {
     size_t procs, moved;
@@ -55,7 +58,15 @@ typedef struct rw_stats {
     uint64_t seg_addr, seg_size;    /* the new segment */
     size_t fdes_new, fdes_copied;
     size_t rounds;                  /* layout passes until no new pins */
+    /* Instrumentation (docs/instrument.md): procedures whose paths are
+     * counted, those not and why (rw_noins_name), system calls hooked and
+     * those in code that did not move (the profile is not written when
+     * the program exits through one of those). */
+    size_t ins_procs, noins[8], hooks, unhooked, spills;
+    uint64_t ins_bytes, counter_bytes;
 } rw_stats;
+
+const char *rw_noins_name(unsigned r);
 
 /* Rewrite img (whose CFG is prog) by pl into the file outpath.  Returns
  * false with a message naming the file, line or address at fault. */

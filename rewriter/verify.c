@@ -53,6 +53,23 @@ static uint64_t fwd(const vctx *v, uint64_t a)
     return a >= v->lo && a < v->hi && !(a & 3) ? v->fwd[(a - v->lo) / 4] : 0;
 }
 
+/* Where code an instrumenter inserted before the new copy n of orig o
+ * starts (n when there is none): references to o go there. */
+static uint64_t ins_start(const vctx *v, uint64_t n, uint64_t o)
+{
+    int kind;
+    while (n >= 4 && addrmap_lookup(&v->am, n - 4, &kind) == o && kind == AM_INSTR)
+        n -= 4;
+    return n;
+}
+
+/* Does a reference to orig t that now holds got point at its copy? */
+static bool lands(const vctx *v, uint64_t got, uint64_t t)
+{
+    uint64_t nt = fwd(v, t);
+    return got == nt || got == ins_start(v, nt, t);
+}
+
 static bool word_at(const image *img, uint64_t a, uint32_t *w)
 {
     const uint8_t *p = image_bytes_at(img, a, 4);
@@ -161,10 +178,21 @@ static void check_gpdisp(vctx *v)
         }
         int64_t ov = (int64_t)(int16_t)oh * 65536 + (int16_t)ol;
         int64_t nv = (int64_t)(int16_t)nh * 65536 + (int16_t)nl;
-        if (r->where + (uint64_t)ov != nha + (uint64_t)nv)
+        /* The pair adds to its base register: pv holds where callers enter
+         * (before any inserted code), ra where the call returns to. */
+        uint64_t base = ins_start(v, nha, r->where);
+        alpha_insn hi, pc;
+        uint32_t pw;
+        alpha_decode(oh, &hi);
+        if (hi.rb == REG_RA && word_at(v->orig, r->where - 4, &pw) && fwd(v, r->where - 4)) {
+            alpha_decode(pw, &pc);
+            if (alpha_flow_of(&pc) == FLOW_CALL && pc.ra == REG_RA)
+                base = fwd(v, r->where - 4) + 4;
+        }
+        if (r->where + (uint64_t)ov != base + (uint64_t)nv)
             bad(v, &v->st->bad_words, "GPDISP at 0x%llx (now 0x%llx): GP 0x%llx, was 0x%llx",
                 (unsigned long long)r->where, (unsigned long long)nha,
-                (unsigned long long)(nha + (uint64_t)nv), (unsigned long long)(r->where + (uint64_t)ov));
+                (unsigned long long)(base + (uint64_t)nv), (unsigned long long)(r->where + (uint64_t)ov));
         v->st->gp_pairs++;
     }
 }
@@ -197,7 +225,7 @@ static void check_pointers(vctx *v)
             continue;
         }
         v->st->pointers++;
-        if (got != nt)
+        if (!lands(v, got, r->target))
             bad(v, &v->st->bad_pointers, "%s at 0x%llx holds 0x%llx, not the new copy 0x%llx of 0x%llx",
                 image_reloc_name(r->type), (unsigned long long)r->where, (unsigned long long)got,
                 (unsigned long long)nt, (unsigned long long)r->target);
@@ -213,11 +241,13 @@ static void check_pointers(vctx *v)
         uint64_t slot = (f ? f->gp : v->orig->gp) + (uint64_t)(int64_t)(int16_t)w;
         const uint8_t *p = image_bytes_at(v->neu, slot, 8);
         v->st->pointers++;
-        if (!p || rw_le64(p) != nt)
+        if (!p || !lands(v, rw_le64(p), r->target))
             bad(v, &v->st->bad_pointers, "GOT slot 0x%llx (LITERAL at 0x%llx) does not hold 0x%llx",
                 (unsigned long long)slot, (unsigned long long)r->where, (unsigned long long)nt);
     }
-    if (fwd(v, v->orig->entry) && fwd(v, v->orig->entry) != v->neu->entry)
+    int ek;
+    bool runtime = addrmap_lookup(&v->am, v->neu->entry, &ek) == v->orig->entry && ek == AM_INSTR;
+    if (fwd(v, v->orig->entry) && !runtime && !lands(v, v->neu->entry, v->orig->entry))
         bad(v, &v->st->bad_pointers, "entry point 0x%llx, not the copy 0x%llx of 0x%llx",
             (unsigned long long)v->neu->entry, (unsigned long long)fwd(v, v->orig->entry),
             (unsigned long long)v->orig->entry);
@@ -453,6 +483,9 @@ bool rw_verify(const image *orig, const image *neu, FILE *report, rw_verify_stat
         case AM_CODE:
             st->code++;
             check_code(&v, n, w, o);
+            break;
+        case AM_INSTR:
+            st->inserted++;     /* an instrumenter's: not the original's */
             break;
         case AM_PAD:
             st->pads++;

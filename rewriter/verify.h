@@ -12,7 +12,7 @@
 #include "image/image.h"
 
 typedef struct rw_verify_stats {
-    size_t words, code, added, pads;    /* new code words by kind */
+    size_t words, code, added, pads, inserted;  /* new code words by kind */
     size_t branches, gp_pairs, pointers, rows, sites, procs_moved;   /* checked */
     size_t unmapped;                    /* new code the map does not cover */
     size_t bad_words;                   /* not the original instruction */

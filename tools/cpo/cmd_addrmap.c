@@ -17,7 +17,7 @@
 #include "rewriter/verify.h"
 #include "tools/cpo/commands.h"
 
-static const char *const kinds[] = { "code", "branch", "pad" };
+static const char *const kinds[] = { "code", "branch", "pad", "instr" };
 
 static int verify(const char *newpath, const char *origpath)
 {

@@ -42,7 +42,8 @@ static const char usage_text[] =
     "       optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]\n"
     "                      [--write-plan FILE] -o OUT\n"
     "       optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]\n"
-    "                      [--write-plan FILE] [-v] -o OUT\n";
+    "                      [--write-plan FILE] [-v] -o OUT\n"
+    "       optimize-image IMAGE --instrument paths [--plan ...] -o OUT\n";
 
 /* The selection is loaded more than once (the image, its copies, older
  * builds): each warning is said once. */
@@ -130,6 +131,7 @@ int main(int argc, char **argv)
         { "no-colour", no_argument, 0, 'C' },
         { "seed", required_argument, 0, 's' },
         { "check", no_argument, 0, 'c' },
+        { "instrument", required_argument, 0, 'N' },
         { "write-plan", required_argument, 0, 'w' },
         { "verbose", no_argument, 0, 'v' },
         { "output", required_argument, 0, 'o' },
@@ -186,6 +188,13 @@ int main(int argc, char **argv)
             break;
         }
         case 'c': ro.check = true; break;
+        case 'N':
+            if (strcmp(optarg, "paths")) {
+                fprintf(stderr, "optimize-image: --instrument '%s': only 'paths' is known\n", optarg);
+                return 2;
+            }
+            ro.instrument = RW_INSTRUMENT_PATHS;
+            break;
         case 'w': wplan = optarg; break;
         case 'v': ro.log = stdout; break;
         case 'o': out = optarg; break;
@@ -193,6 +202,8 @@ int main(int argc, char **argv)
         default: fputs(usage_text, stderr); return 2;
         }
     }
+    if (ro.instrument && !planarg && !nexact && !sel.db)
+        planarg = "identity";
     if (optind + 1 != argc || !!planarg + !!nexact + !!sel.db != 1 || !out) {
         fputs(usage_text, stderr);
         return 2;
@@ -277,6 +288,19 @@ int main(int argc, char **argv)
                st.branches_inverted);
         printf("unwind: %zu FDEs written for moved code, %zu copied; %zu layout rounds\n",
                st.fdes_new, st.fdes_copied, st.rounds);
+        if (ro.instrument) {
+            printf("instrumented: paths counted in %zu procedures, %" PRIu64 " bytes of code "
+                   "inserted, %" PRIu64 " bytes of counters; %zu system calls hooked",
+                   st.ins_procs, st.ins_bytes, st.counter_bytes, st.hooks);
+            if (st.unhooked)
+                printf(", %zu in code left in place not hooked", st.unhooked);
+            if (st.spills)
+                printf("; %zu places with no free registers save three", st.spills);
+            printf("\n");
+            for (unsigned r = 0; r < sizeof st.noins / sizeof st.noins[0]; r++)
+                if (st.noins[r])
+                    printf("  not counted: %zu %s\n", st.noins[r], rw_noins_name(r));
+        }
         printf("time: %.3f s (analysis %.3f s, rewrite %.3f s)%s\n", t2 - t0, t1 - t0, t2 - t1,
                ro.check ? ", check mode" : "");
     }

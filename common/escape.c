@@ -1,10 +1,10 @@
 /*
- * paths/escape.c: one word per name (see escape.h).
+ * common/escape.c: one word per name (see escape.h).
  */
 #include <ctype.h>
 #include <string.h>
 
-#include "paths/escape.h"
+#include "common/escape.h"
 
 void escape_write(FILE *f, const char *s)
 {

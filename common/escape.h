@@ -1,9 +1,9 @@
 /*
- * paths/escape.h: names and paths as single words in the text formats:
+ * common/escape.h: names and paths as single words in the text formats:
  * bytes that are blanks, controls, '%' or DEL are written %XX.
  */
-#ifndef PATHS_ESCAPE_H
-#define PATHS_ESCAPE_H
+#ifndef COMMON_ESCAPE_H
+#define COMMON_ESCAPE_H
 
 #include <stdbool.h>
 #include <stdio.h>

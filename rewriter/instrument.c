@@ -1,0 +1,543 @@
+/*
+ * rewriter/instrument.c: which code goes where to count Ball-Larus paths
+ * (docs/instrument.md); the words are snippet.c's, the data region
+ * rtregion.c's.
+ *
+ * Every activation's path sum lives on a shadow stack in the data region:
+ * an entry head pushes the entry edge's increment, a chord adds its
+ * increment, a path's end counts counters[sum + inc] and pops (a return or
+ * tail branch) or restarts the sum (a back edge).  Edge code goes before
+ * the block's last instruction when that is a branch (a conditional one
+ * chooses the code of the edge it will take), after it when the block
+ * falls through or calls.  Each snippet uses three registers free there.
+ */
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg/liveness.h"
+#include "cfg/paths.h"
+#include "rewriter/internal.h"
+#include "rewriter/rtblob.h"
+#include "rewriter/runtime/rt.h"
+
+#define MAX_DENSE (1u << 16)     /* paths a procedure's counter table holds */
+
+const char *rw_noins_name(unsigned r)
+{
+    static const char *const n[RW_NOINS_N] = {
+        "no path numbering", "too many paths", "no free registers", "jump table",
+        "coroutine or linking jump", "not moved freely",
+    };
+    return r < RW_NOINS_N ? n[r] : "?";
+}
+
+/* ---- lookup --------------------------------------------------------------- */
+
+/* The snippets at instruction `at`, in order (head, before, after). */
+const rw_snip *rw_snips_at(const rw_ctx *cx, uint64_t at, size_t *n)
+{
+    *n = 0;
+    const rw_instr *in = cx->ins;
+    if (!in || !in->nsnips)
+        return NULL;
+    size_t lo = 0, hi = in->nsnips;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (in->snips[mid].at < at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t k = lo;
+    while (k < in->nsnips && in->snips[k].at == at)
+        k++;
+    *n = k - lo;
+    return *n ? &in->snips[lo] : NULL;
+}
+
+/* Bytes of the code at the start of the block at `at` that only some ways
+ * in run: an entry's head (calls), a table edge's code (the table); the
+ * procedure's branches and fall-throughs go past it. */
+uint32_t rw_head_bytes(const rw_ctx *cx, uint64_t at)
+{
+    size_t n;
+    uint32_t b = 0;
+    const rw_snip *s = rw_snips_at(cx, at, &n);
+    for (size_t j = 0; j < n && s[j].where <= RW_SN_INCOMING; j++)
+        b += 4 * s[j].nwords;
+    return b;
+}
+
+/* ---- planning ------------------------------------------------------------- */
+
+typedef struct plan_st {
+    rw_ctx *cx;
+    rw_instr *in;
+    size_t capsn, capops;
+} plan_st;
+
+static bool add_snip(plan_st *ps, const rw_snip *sn)
+{
+    rw_instr *in = ps->in;
+    if (in->nsnips == ps->capsn) {
+        ps->capsn = ps->capsn ? 2 * ps->capsn : 1024;
+        rw_snip *t = realloc(in->snips, ps->capsn * sizeof *t);
+        if (!t)
+            return false;
+        in->snips = t;
+    }
+    in->snips[in->nsnips++] = *sn;
+    return true;
+}
+
+static bool add_op(plan_st *ps, uint8_t kind, int64_t k, int64_t k2, uint32_t ip)
+{
+    rw_instr *in = ps->in;
+    if (in->nops == ps->capops) {
+        ps->capops = ps->capops ? 2 * ps->capops : 1024;
+        rw_op *t = realloc(in->ops, ps->capops * sizeof *t);
+        if (!t)
+            return false;
+        in->ops = t;
+    }
+    in->ops[in->nops++] = (rw_op){ kind, k, k2, ip };
+    return true;
+}
+
+/* Three free integer registers of live, temporaries first. */
+static bool pick_regs(alpha_regset live, uint8_t *reg)
+{
+    static const uint8_t order[] = { 1, 2, 3, 4, 5, 6, 7, 8, 22, 23, 24, 25, 28, 27,
+                                     16, 17, 18, 19, 20, 21, 0, 9, 10, 11, 12, 13, 14, 15 };
+    int n = 0;
+    for (size_t i = 0; i < sizeof order && n < 3; i++)
+        if (!(live & (1ull << order[i])))
+            reg[n++] = order[i];
+    return n == 3;
+}
+
+/* Three registers free at a place; else three temporaries the snippet
+ * saves and restores around itself. */
+static void regs_for(alpha_regset live, rw_snip *sn, rw_instr *in)
+{
+    if (pick_regs(live, sn->reg))
+        return;
+    sn->spill = true;
+    sn->reg[0] = 1, sn->reg[1] = 2, sn->reg[2] = 3;
+    in->spills++;
+}
+
+/* What running CFG edge e does to the path sum, as ops appended. */
+static bool edge_ops(plan_st *ps, const cfg_paths *pp, const cfg_proc *f, uint32_t e, uint32_t ip)
+{
+    uint32_t pe = pp->of_cfg[e];
+    if (pe == CFG_NONE)
+        return true;
+    const cfg_path_edge *x = &pp->edges[pe];
+    if (x->kind == CFG_PATH_EDGE_BACK_OUT) {
+        const cfg_path_edge *bi = &pp->edges[pp->back_in[e]];
+        return add_op(ps, RW_OP_BACK, x->inc, bi->inc, ip);
+    }
+    if (x->to == CFG_PATH_EXIT(f->nblocks))
+        return add_op(ps, RW_OP_END, x->inc, 0, ip);
+    return !x->inc || add_op(ps, RW_OP_ADD, x->inc, 0, ip);
+}
+
+static bool same_ops(const rw_instr *in, uint32_t a, uint32_t na, uint32_t b, uint32_t nb)
+{
+    if (na != nb)
+        return false;
+    for (uint32_t i = 0; i < na; i++)
+        if (in->ops[a + i].kind != in->ops[b + i].kind || in->ops[a + i].k != in->ops[b + i].k ||
+            in->ops[a + i].k2 != in->ops[b + i].k2)
+            return false;
+    return true;
+}
+
+static uint32_t word_at(const rw_ctx *cx, uint64_t a)
+{
+    uint32_t w = 0;
+    cfg_word(cx->prog, a, &w);
+    return w;
+}
+
+/* A jump table whose edges need different code: each edge's code goes to
+ * the start of its target, where only the table's entries lead. */
+static int table_snips(plan_st *ps, const cfg_proc *f, const cfg_paths *pp, const cfg_live *lv,
+                       uint32_t bi, uint32_t ip)
+{
+    const cfg_block *b = &f->blocks[bi];
+    for (uint32_t k = 0; k < b->nout; k++) {
+        uint32_t e = f->out_edges[b->first_out + k], t = f->edges[e].to;
+        bool seen = false;
+        for (uint32_t j = 0; j < k; j++)
+            seen |= f->edges[f->out_edges[b->first_out + j]].to == t;
+        if (seen)
+            continue;               /* parallel edges: one path edge */
+        if (t >= f->nblocks || (f->blocks[t].flags & (CFG_BF_ENTRY | CFG_BF_ALTENTRY)))
+            return RW_NOINS_TABLE;
+        /* Other ways in skip the code (rw_head_bytes); another table
+         * could not. */
+        const cfg_block *tb = &f->blocks[t];
+        for (uint32_t j = 0; j < tb->nin; j++) {
+            const cfg_edge *x = &f->edges[f->in_edges[tb->first_in + j]];
+            if (x->kind == CFG_EDGE_TABLE && x->from != bi)
+                return RW_NOINS_TABLE;
+        }
+        rw_snip sn = { .at = tb->start, .where = RW_SN_INCOMING, .first = (uint32_t)ps->in->nops };
+        if (!edge_ops(ps, pp, f, e, ip))
+            return RW_NOINS_N;
+        sn.nt = (uint32_t)ps->in->nops - sn.first;
+        if (!sn.nt)
+            continue;
+        regs_for(lv->in[t], &sn, ps->in);
+        if (!add_snip(ps, &sn))
+            return RW_NOINS_N;
+    }
+    return -1;
+}
+
+/* The edge code of block b: a snippet before or after its last instruction;
+ * returns a RW_NOINS_* reason, or -1 when fine. */
+static int block_snip(plan_st *ps, const cfg_proc *f, const cfg_paths *pp, const cfg_live *lv,
+                      uint32_t bi, uint32_t ip)
+{
+    rw_ctx *cx = ps->cx;
+    rw_instr *in = ps->in;
+    const cfg_block *b = &f->blocks[bi];
+    if (!b->nout)
+        return -1;
+    uint64_t last = b->end - 4;
+    alpha_insn li;
+    alpha_decode(word_at(cx, last), &li);
+    alpha_flow fl = alpha_flow_of(&li);
+    rw_snip sn = { .at = last, .where = RW_SN_BEFORE, .first = (uint32_t)in->nops };
+    bool links = (fl == FLOW_CALL || fl == FLOW_BRANCH || fl == FLOW_JUMP) && li.ra != REG_ZERO;
+    if (fl == FLOW_COROUTINE || (links && fl != FLOW_CALL))
+        return RW_NOINS_LINK;
+    if (fl == FLOW_CBRANCH) {
+        uint64_t t = alpha_branch_target(&li, last);
+        uint32_t te = CFG_NONE, fe = CFG_NONE;
+        for (uint32_t k = 0; k < b->nout; k++) {
+            uint32_t e = f->out_edges[b->first_out + k];
+            if (f->edges[e].target == t && te == CFG_NONE)
+                te = e;
+            else
+                fe = e;
+        }
+        if (te == CFG_NONE || fe == CFG_NONE)
+            return RW_NOINS_PATHS;
+        if (!edge_ops(ps, pp, f, te, ip))
+            return RW_NOINS_N;
+        sn.nt = (uint32_t)in->nops - sn.first;
+        if (!edge_ops(ps, pp, f, fe, ip))
+            return RW_NOINS_N;
+        sn.nf = (uint32_t)in->nops - sn.first - sn.nt;
+        if (same_ops(in, sn.first, sn.nt, sn.first + sn.nt, sn.nf)) {
+            in->nops -= sn.nf;
+            sn.nf = 0;
+        } else {
+            sn.split = true;
+        }
+    } else {
+        for (uint32_t k = 0; k < b->nout; k++) {
+            uint32_t from = (uint32_t)in->nops;
+            if (!edge_ops(ps, pp, f, f->out_edges[b->first_out + k], ip))
+                return RW_NOINS_N;
+            uint32_t n = (uint32_t)in->nops - from;
+            if (k && !same_ops(in, sn.first, sn.nt, from, n)) {
+                in->nops = sn.first;
+                return (b->flags & CFG_BF_TABLE) ? table_snips(ps, f, pp, lv, bi, ip) : RW_NOINS_TABLE;
+            }
+            if (k)
+                in->nops = from;
+            else
+                sn.nt = n;
+        }
+        if (fl == FLOW_CALL && links)
+            sn.where = RW_SN_AFTER;
+        else if (fl == FLOW_NONE || fl == FLOW_PAL)
+            sn.where = RW_SN_AFTER;
+    }
+    if (!sn.nt && !sn.nf)
+        return -1;
+    alpha_regset live = sn.where == RW_SN_AFTER ? lv->out[bi] : cfg_live_before(cx->prog, f, lv, bi, last);
+    regs_for(live, &sn, in);
+    return add_snip(ps, &sn) ? -1 : RW_NOINS_N;
+}
+
+/* Heads of the entry blocks and the edge code of every block of f;
+ * returns a RW_NOINS_* reason, or -1 when its paths will be counted. */
+static int plan_paths(plan_st *ps, const cfg_proc *f, uint32_t ip)
+{
+    rw_ctx *cx = ps->cx;
+    char err[256];
+    cfg_paths pp;
+    cfg_live lv;
+    if (!cfg_paths_build(f, NULL, &pp, err, sizeof err))
+        return RW_NOINS_PATHS;
+    if (pp.npaths > MAX_DENSE) {
+        cfg_paths_free(&pp);
+        return RW_NOINS_LARGE;
+    }
+    if (!cfg_live_build(cx->prog, f, &lv, err, sizeof err)) {
+        cfg_paths_free(&pp);
+        return RW_NOINS_PATHS;
+    }
+    ps->in->ip[ip].npaths = pp.npaths;
+    int why = -1;
+    for (size_t e = 0; e < f->nedges && why < 0; e++) {
+        const cfg_edge *x = &f->edges[e];
+        if (x->kind == CFG_EDGE_TABLE && x->to < f->nblocks &&
+            (f->blocks[x->to].flags & (CFG_BF_ENTRY | CFG_BF_ALTENTRY)))
+            why = RW_NOINS_TABLE;     /* a table entry cannot skip a head */
+        if (x->kind != CFG_EDGE_ENTRY || x->to >= f->nblocks || pp.of_cfg[e] == CFG_NONE)
+            continue;
+        rw_snip sn = { .at = f->blocks[x->to].start, .where = RW_SN_HEAD, .first = (uint32_t)ps->in->nops };
+        if (!add_op(ps, RW_OP_PUSH, pp.edges[pp.of_cfg[e]].inc, 0, ip))
+            why = RW_NOINS_N;
+        sn.nt = 1;
+        if (why < 0)
+            regs_for(lv.in[x->to], &sn, ps->in);
+        if (why < 0 && !add_snip(ps, &sn))
+            why = RW_NOINS_N;
+    }
+    for (uint32_t b = 0; b < f->nblocks && why < 0; b++)
+        if (!(f->blocks[b].flags & CFG_BF_UNREACH))
+            why = block_snip(ps, f, &pp, &lv, b, ip);
+    cfg_live_free(&lv);
+    cfg_paths_free(&pp);
+    return why;
+}
+
+/* Is sym the function fn, maybe with a version ("fn@GLIBC_2.34")? */
+static bool names(const char *sym, const char *fn)
+{
+    size_t n = strlen(fn);
+    return !strncmp(sym, fn, n) && (sym[n] == 0 || sym[n] == '@');
+}
+
+/* A dynamic program creates threads and forks in libc, where no hook
+ * sees the clone: where the program loads the address of pthread_create
+ * (or C11's thrd_create) from its GOT, it notes that the counts are
+ * shared; after its call to fork, the child clears its counters. */
+static bool plan_thread_marks(plan_st *ps)
+{
+    rw_ctx *cx = ps->cx;
+    const image *img = cx->img;
+    for (size_t i = 0; i < img->nrelsecs; i++) {
+        const image_relsec *rs = &img->relsecs[i];
+        for (size_t k = 0; !rs->dynamic && k < rs->count; k++) {
+            const image_reloc *r = &rs->relocs[k];
+            if (r->type != R_ALPHA_LITERAL || !r->symname)
+                continue;
+            bool thread = names(r->symname, "pthread_create") || names(r->symname, "thrd_create");
+            bool fork = img->ndyn && (names(r->symname, "fork") || names(r->symname, "_Fork"));
+            if (!thread && !fork)
+                continue;
+            const cfg_proc *f = rw_proc_of(cx, r->offset);
+            if (!f || cx->procs[f - cx->prog->procs].reason != RW_MOVED ||
+                cx->procs[f - cx->prog->procs].rigid)
+                continue;
+            uint32_t b = cfg_block_at(f, r->offset);
+            cfg_live lv;
+            char err[256];
+            rw_snip sn = { .at = r->offset, .where = RW_SN_BEFORE, .first = (uint32_t)ps->in->nops, .nt = 1 };
+            if (fork) {
+                /* After the call the address goes to: the child clears. */
+                uint64_t a = r->offset;
+                for (; b != CFG_NONE && a < f->blocks[b].end; a += 4) {
+                    alpha_insn ci;
+                    alpha_decode(word_at(cx, a), &ci);
+                    if (alpha_flow_of(&ci) == FLOW_CALL && ci.ra == REG_RA)
+                        break;
+                }
+                if (b == CFG_NONE || a >= f->blocks[b].end)
+                    continue;
+                sn.at = a;
+                sn.where = RW_SN_AFTER;
+                if (!add_op(ps, RW_OP_CHILD, 0, 0, 0) || !add_snip(ps, &sn))
+                    return false;
+                continue;
+            }
+            if (b == CFG_NONE || !cfg_live_build(cx->prog, f, &lv, err, sizeof err))
+                continue;
+            regs_for(cfg_live_before(cx->prog, f, &lv, b, r->offset), &sn, ps->in);
+            cfg_live_free(&lv);
+            if (!add_op(ps, RW_OP_THREAD, 0, 0, 0) || !add_snip(ps, &sn))
+                return false;
+        }
+    }
+    return true;
+}
+
+static int by_place(const void *a, const void *b)
+{
+    const rw_snip *x = a, *y = b;
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    return (x->where > y->where) - (x->where < y->where);
+}
+
+bool rw_instr_plan(rw_ctx *cx)
+{
+    rw_instr *in = calloc(1, sizeof *in);
+    if (!in)
+        return rw_fail(cx, "out of memory");
+    cx->ins = in;
+    if (!rw_rt_size())
+        return rw_fail(cx, "this build of optimize-image has no runtime to instrument with "
+                           "(it needs %s)", "alpha-linux-gnu-gcc at build time");
+    const cfg_program *prog = cx->prog;
+    plan_st ps = { cx, in, 0, 0 };
+    in->ip = calloc(prog->nprocs ? prog->nprocs : 1, sizeof *in->ip);
+    in->ins_proc = calloc(prog->nprocs ? prog->nprocs : 1, 1);
+    if (!in->ip || !in->ins_proc)
+        return rw_fail(cx, "out of memory");
+    for (size_t i = 0; i < prog->nprocs; i++) {
+        const cfg_proc *f = &prog->procs[i];
+        const rw_proc *rp = &cx->procs[i];
+        bool movable = rp->reason == RW_MOVED && !rp->rigid;
+        for (uint64_t a = f->start; a < f->end; a += 4) {
+            alpha_insn li;
+            alpha_decode(word_at(cx, a), &li);
+            if (!li.op || li.op->format != AF_PAL || li.func != PAL_CALLSYS)
+                continue;
+            if (!movable) {
+                in->unhooked++;
+                continue;
+            }
+            rw_snip sn = { .at = a, .where = RW_SN_BEFORE, .first = (uint32_t)in->nops, .nt = 1 };
+            if (!add_op(&ps, RW_OP_HOOK, 0, 0, 0) || !add_snip(&ps, &sn))
+                return rw_fail(cx, "out of memory");
+            in->hooks++;
+        }
+        if (!movable) {
+            in->noins[RW_NOINS_RIGID]++;
+            continue;
+        }
+        size_t sn0 = in->nsnips, op0 = in->nops;
+        uint32_t ip = (uint32_t)in->nip;
+        in->ip[ip].proc = (uint32_t)i;
+        int why = plan_paths(&ps, f, ip);
+        if (why == RW_NOINS_N)
+            return rw_fail(cx, "out of memory");
+        if (why >= 0) {
+            /* Keep its system-call hooks, drop the rest. */
+            size_t k = sn0;
+            for (size_t j = sn0; j < in->nsnips; j++)
+                if (in->ops[in->snips[j].first].kind == RW_OP_HOOK)
+                    in->snips[k++] = in->snips[j];
+            in->nsnips = k;
+            (void)op0;
+            in->noins[why]++;
+            if (cx->opt->log)
+                fprintf(cx->opt->log, "paths not counted: %s 0x%llx: %s\n", f->name,
+                        (unsigned long long)f->start, rw_noins_name((unsigned)why));
+            continue;
+        }
+        in->ins_proc[i] = 1;
+        in->ip[ip].counts = in->counters;
+        in->counters += 16 * in->ip[ip].npaths;
+        in->nip++;
+    }
+    if (!plan_thread_marks(&ps))
+        return rw_fail(cx, "out of memory");
+    qsort(in->snips, in->nsnips, sizeof *in->snips, by_place);
+    for (size_t j = 0; j < in->nsnips; j++) {
+        uint32_t cond = 0;
+        if (in->snips[j].split)
+            cfg_word(prog, in->snips[j].at, &cond);
+        in->snips[j].nwords = rw_snip_words(in, &in->snips[j], cond, 0, NULL);
+    }
+    in->blob_size = (rw_rt_size() + 31) & ~(uint64_t)31;
+    if (!rw_instr_build_region(cx))
+        return false;
+    for (size_t j = 0; j < in->nsnips; j++) {
+        uint32_t cond = 0;
+        if (in->snips[j].split)
+            cfg_word(prog, in->snips[j].at, &cond);
+        if (rw_snip_words(in, &in->snips[j], cond, 0, NULL) != in->snips[j].nwords)
+            return rw_fail(cx, "internal error: a snippet's size depends on its counters");
+    }
+    return true;
+}
+
+void rw_instr_free(rw_ctx *cx)
+{
+    rw_instr *in = cx->ins;
+    if (!in)
+        return;
+    free(in->snips);
+    free(in->ops);
+    free(in->ip);
+    free(in->ins_proc);
+    free(in->data);
+    free(in);
+    cx->ins = NULL;
+}
+
+uint32_t rw_snip_bytes(const rw_snip *s)
+{
+    return 4 * s->nwords;
+}
+
+bool rw_snip_is_head(const rw_snip *s)
+{
+    return s->where == RW_SN_HEAD;
+}
+
+bool rw_snip_is_after(const rw_snip *s)
+{
+    return s->where == RW_SN_AFTER;
+}
+
+void rw_instr_stats(const rw_ctx *cx, rw_stats *st)
+{
+    const rw_instr *in = cx->ins;
+    st->ins_procs = in->nip;
+    for (unsigned r = 0; r < RW_NOINS_N && r < sizeof st->noins / sizeof st->noins[0]; r++)
+        st->noins[r] = in->noins[r];
+    st->hooks = in->hooks;
+    st->unhooked = in->unhooked;
+    st->spills = in->spills;
+    st->counter_bytes = in->counters;
+    for (size_t i = 0; i < cx->nitems; i++)
+        st->ins_bytes += cx->items[i].ins;
+}
+
+uint64_t rw_insn_addr(const rw_ctx *cx, uint64_t old)
+{
+    uint64_t a = rw_map(cx, old);
+    size_t n;
+    const rw_snip *s = cx->ins && rw_moved(cx, old) ? rw_snips_at(cx, old, &n) : NULL;
+    for (size_t j = 0; s && j < n; j++)
+        if (s[j].where != RW_SN_AFTER)
+            a += rw_snip_bytes(&s[j]);
+    return a;
+}
+
+/* An entry's head runs first, so pv holds the head's address; after a
+ * call with code inserted behind it, ra holds that code's address. */
+uint64_t rw_gpdisp_base(const rw_ctx *cx, uint64_t old)
+{
+    if (!cx->ins || !rw_moved(cx, old))
+        return rw_map(cx, old);
+    size_t n;
+    const rw_snip *h = rw_snips_at(cx, old, &n);
+    if (n && h[0].where == RW_SN_HEAD)
+        return rw_map(cx, old);
+    uint32_t w = 0, pw = 0;
+    alpha_insn in, pi;
+    cfg_word(cx->prog, old, &w);
+    alpha_decode(w, &in);
+    if (in.rb == REG_RA && cfg_word(cx->prog, old - 4, &pw)) {
+        alpha_decode(pw, &pi);
+        if (alpha_flow_of(&pi) == FLOW_CALL && pi.ra == REG_RA)
+            return rw_insn_addr(cx, old - 4) + 4;
+    }
+    return rw_insn_addr(cx, old);
+}
+

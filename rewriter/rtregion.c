@@ -1,0 +1,178 @@
+/*
+ * rewriter/rtregion.c: the instrumented image's data region and runtime
+ * (rewriter/runtime/rt.h): the header, the table of counted procedures and
+ * the profile's text the writer prints, the shadow stack between guard
+ * pages, the counters; the blob's words, and DT_FINI for dynamic programs.
+ */
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/escape.h"
+#include "rewriter/internal.h"
+#include "rewriter/rtblob.h"
+#include "rewriter/runtime/rt.h"
+
+#define SS_SLOTS (1u << 19)      /* shadow stack: activations */
+#define SS_SLACK 1024u           /* slots below the first, for unbalanced pops */
+#define PAGE 8192u
+
+static void put64(uint8_t *d, size_t off, uint64_t v)
+{
+    rw_put64(d + off, v);
+}
+
+/* The region's contents but the addresses: the bytes the file holds, and
+ * its size in memory (the shadow stack between its guard pages, then the
+ * counters, are zero pages).  The counters' offsets become final. */
+bool rw_instr_build_region(rw_ctx *cx)
+{
+    rw_instr *in = cx->ins;
+    const cfg_program *prog = cx->prog;
+    char *txt = NULL, *lines = NULL;
+    size_t txtlen = 0, lineslen = 0;
+    FILE *t = open_memstream(&txt, &txtlen), *l = open_memstream(&lines, &lineslen);
+    if (!t || !l) {
+        if (t)
+            fclose(t);
+        if (l)
+            fclose(l);
+        return rw_fail(cx, "out of memory");
+    }
+    char hex[129], *real = realpath(cx->img->path, NULL);
+    image_build_id_hex(cx->img, hex, sizeof hex);
+    fprintf(t, "cpo-paths 1\nmetrics cycles\nimage %s ", hex[0] ? hex : "-");
+    escape_write(t, real ? real : cx->img->path);
+    free(real);
+    fputc('\n', t);
+    size_t headlen = (size_t)ftell(t);
+    fputs("outside 0\nend\n", t);
+    size_t envname = (size_t)ftell(t);
+    fputs("CPO_PROFILE_OUT=", t);
+    size_t msg = (size_t)ftell(t);
+    fputs("cpo: the program started a thread: its path counts are not kept "
+          "(docs/instrument.md)\n", t);
+    size_t errmsg = (size_t)ftell(t);
+    fputs("cpo: cannot create the path profile (or its name is over 975 bytes): ", t);
+    size_t msgend = (size_t)ftell(t);
+    size_t *lineoff = calloc(in->nip + 1, sizeof *lineoff);
+    for (size_t i = 0; i < in->nip && lineoff; i++) {
+        const cfg_proc *f = &prog->procs[in->ip[i].proc];
+        lineoff[i] = (size_t)ftell(l);
+        fprintf(l, "proc 0x%llx ", (unsigned long long)f->start);
+        escape_write(l, f->name);
+        fputc('\n', l);
+    }
+    if (lineoff)
+        lineoff[in->nip] = (size_t)ftell(l);
+    bool ok = fclose(t) == 0 && fclose(l) == 0 && lineoff;
+    size_t procs = RT_HDRSIZE, strs = procs + RT_PSIZE * in->nip, lns = strs + txtlen;
+    size_t fsz = (lns + lineslen + PAGE - 1) & ~(size_t)(PAGE - 1);
+    uint8_t *d = ok ? calloc(1, fsz) : NULL;
+    if (!d) {
+        free(txt);
+        free(lines);
+        free(lineoff);
+        return rw_fail(cx, "out of memory");
+    }
+    uint64_t guard1 = fsz, stack = guard1 + PAGE, guard2 = stack + (uint64_t)RT_SLOT * SS_SLOTS;
+    uint64_t counters = guard2 + PAGE;
+    in->ss_first = stack + (uint64_t)RT_SLOT * SS_SLACK;
+    in->guard1 = guard1;
+    in->guard2 = guard2;
+    put64(d, RT_NPROCS, in->nip);
+    put64(d, RT_PROCS, procs);
+    put64(d, RT_HEAD, strs);
+    put64(d, RT_HEADLEN, headlen);
+    put64(d, RT_ENVNAME, strs + envname);
+    put64(d, RT_ENVLEN, msg - envname);
+    put64(d, RT_MSG, strs + msg);
+    put64(d, RT_MSGLEN, errmsg - msg);
+    put64(d, RT_ERRMSG, strs + errmsg);
+    put64(d, RT_ERRLEN, msgend - errmsg);
+    put64(d, RT_COUNTERS, counters);
+    put64(d, RT_COUNTLEN, in->counters);
+    for (size_t i = 0; i < in->nip; i++) {
+        in->ip[i].counts += counters;
+        uint8_t *p = d + procs + RT_PSIZE * i;
+        put64(p, RT_P_COUNTS, in->ip[i].counts);
+        put64(p, RT_P_NPATHS, in->ip[i].npaths);
+        put64(p, RT_P_LINE, lns + lineoff[i]);
+        put64(p, RT_P_LINELEN, lineoff[i + 1] - lineoff[i]);
+    }
+    memcpy(d + strs, txt, txtlen);
+    memcpy(d + lns, lines, lineslen);
+    free(txt);
+    free(lines);
+    free(lineoff);
+    in->data = d;
+    in->filesz = fsz;
+    in->memsz = counters + in->counters;
+    return true;
+}
+
+/* The region goes at addr (page-aligned): its addresses. */
+void rw_instr_place(rw_ctx *cx, uint64_t addr)
+{
+    rw_instr *in = cx->ins;
+    in->region = addr;
+    put64(in->data, RT_SSP, addr + in->ss_first);
+    put64(in->data, RT_GUARD, addr + in->guard1);
+    put64(in->data, RT_GUARD2, addr + in->guard2);
+}
+
+/* The blob at the start of the new code, its words filled in. */
+void rw_instr_blob(rw_ctx *cx, uint8_t *p)
+{
+    rw_instr *in = cx->ins;
+    memcpy(p, rw_rt_blob, rw_rt_size());
+    uint64_t entry = rw_map(cx, cx->img->entry);
+    rw_put64(p + RT_B_REGION, in->region - in->blob_addr);
+    rw_put64(p + RT_B_ENTRY, entry - in->blob_addr);
+    rw_put64(p + RT_B_REGABS, in->region);
+    if (in->ofini)
+        rw_put64(p + RT_B_OFINI, in->ofini - in->blob_addr);
+}
+
+/* A dynamic program's DT_FINI goes to the runtime's finaliser (after
+ * rw_patch_dynamic gave it the moved address). */
+void rw_instr_fini(rw_ctx *cx)
+{
+    const image_section *d = NULL;
+    for (size_t s = 0; s < cx->img->nsections; s++)
+        if (cx->img->sections[s].type == SHT_DYNAMIC)
+            d = &cx->img->sections[s];
+    if (!d || d->offset + d->size > cx->out_size)
+        return;
+    for (uint64_t o = 0; o + 16 <= d->size; o += 16) {
+        uint8_t *p = cx->out + d->offset + o;
+        int64_t tag = (int64_t)rw_le64(p);
+        if (tag == DT_NULL)
+            break;
+        if (tag == DT_FINI) {
+            cx->ins->ofini = rw_le64(p + 8);
+            rw_put64(p + 8, cx->ins->blob_addr + RT_B_FINI);
+        }
+    }
+}
+
+uint64_t rw_instr_blob_size(const rw_ctx *cx)
+{
+    return cx->ins ? cx->ins->blob_size : 0;
+}
+
+uint64_t rw_instr_filesz(const rw_ctx *cx)
+{
+    return cx->ins->filesz;
+}
+
+uint64_t rw_instr_memsz(const rw_ctx *cx)
+{
+    return cx->ins->memsz;
+}
+
+bool rw_instr_write(const rw_ctx *cx, int fd, uint64_t at)
+{
+    return rw_pwrite_all(fd, cx->ins->data, cx->ins->filesz, cx->ins->region + at);
+}

@@ -1,0 +1,213 @@
+/*
+ * rewriter/runtime/rt.S: the instrumented image's start-up code and its
+ * system-call hook.  Position-independent: addresses come from `br` and
+ * the deltas the rewriter patches into the words after the entry points.
+ */
+#include "rt.h"
+
+        .set noreorder
+        .set noat
+        .text
+        .globl rt_blob
+rt_blob:
+        br      $31, start
+        br      $31, hook
+        br      $31, fini
+        br      $31, child
+        .quad   0                       /* RT_B_REGION */
+        .quad   0                       /* RT_B_ENTRY */
+        .quad   0                       /* RT_B_REGABS */
+        .quad   0                       /* RT_B_OFINI */
+
+/* reg = the region, tmp = the blob's address. */
+.macro REGION reg, tmp
+        br      \tmp, 8f
+8:      lda     \tmp, rt_blob-8b(\tmp)
+        ldq     \reg, RT_B_REGION(\tmp)
+        addq    \tmp, \reg, \reg
+.endm
+
+/* The kernel (or ld.so) enters here with sp -> argc, argv..., 0, envp...
+ * and v0 holding ld.so's finaliser.  Note the environment and the pid,
+ * make the pages around the shadow stack inaccessible, go on to _start. */
+start:
+        REGION  $2, $1
+        stq     $0, RT_SAVE($2)
+        ldq     $3, RT_SSP($2)          /* the first slot is below every frame */
+        lda     $4, -1($31)
+        stq     $4, 16($3)
+        ldq     $3, 0($30)
+        s8addq  $3, $30, $3
+        addq    $3, 16, $3
+        stq     $3, RT_ENVP($2)
+        lda     $0, 20($31)             /* getxpid */
+        callsys
+        REGION  $2, $1
+        stq     $0, RT_PID($2)
+        ldq     $16, RT_GUARD($2)
+        lda     $17, 8192($31)
+        mov     $31, $18                /* PROT_NONE */
+        lda     $0, 74($31)             /* mprotect */
+        callsys
+        REGION  $2, $1
+        ldq     $16, RT_GUARD2($2)
+        lda     $17, 8192($31)
+        mov     $31, $18
+        lda     $0, 74($31)
+        callsys
+        REGION  $2, $1
+        ldq     $0, RT_SAVE($2)
+        ldq     $3, RT_B_ENTRY($1)
+        addq    $1, $3, $3
+        jmp     $31, ($3)
+
+/* A dynamic program's system calls are in its libraries: ld.so calls
+ * DT_FINI at exit, which now comes here, writes the profile and goes on
+ * to the program's own finaliser. */
+fini:
+        lda     $30, -16($30)
+        stq     $26, 0($30)
+        REGION  $16, $1
+        bsr     $26, rt_write
+        REGION  $2, $1
+        ldq     $27, RT_B_OFINI($1)
+        ldq     $26, 0($30)
+        lda     $30, 16($30)
+        beq     $27, 1f
+        addq    $1, $27, $27
+        jmp     $31, ($27)
+1:      ret     $31, ($26), 1
+
+/* A dynamic program's fork is in libc: the code after its call comes here
+ * (`bsr at`) in the child, which starts from zero counts.  Everything but
+ * at is kept. */
+child:
+        lda     $30, -32($30)
+        stq     $1, 0($30)
+        stq     $2, 8($30)
+        stq     $3, 16($30)
+        stq     $4, 24($30)
+        REGION  $2, $1
+        stq     $31, RT_VFORK($2)
+        ldq     $3, RT_COUNTERS($2)
+        ldq     $4, RT_COUNTLEN($2)
+        addq    $2, $3, $3
+        beq     $4, 2f
+1:      stq     $31, 0($3)
+        lda     $3, 8($3)
+        subq    $4, 8, $4
+        bgt     $4, 1b
+2:      ldq     $1, 0($30)
+        ldq     $2, 8($30)
+        ldq     $3, 16($30)
+        ldq     $4, 24($30)
+        lda     $30, 32($30)
+        ret     $31, ($28), 1
+
+/* Called by `bsr at, hook` before every system call of the moved code:
+ * everything but at is kept.  exit_group and execve write the profile
+ * first.  A thread (clone with CLONE_THREAD) makes the counts unusable; a
+ * child sharing memory (vfork, CLONE_VM) must not write them.  A forked
+ * child (fork, clone without CLONE_VM on the same stack) starts from zero
+ * counts: the hook makes that system call itself, clears the child's
+ * counters, and returns past the program's own call_pal. */
+hook:
+        lda     $30, -256($30)
+        stq     $1, 8($30)
+        lda     $1, -405($0)
+        beq     $1, write
+        lda     $1, -59($0)
+        beq     $1, write
+        lda     $1, -2($0)
+        beq     $1, fork
+        lda     $1, -66($0)
+        beq     $1, shared
+        lda     $1, -312($0)
+        beq     $1, clone
+back:   ldq     $1, 8($30)
+        lda     $30, 256($30)
+        ret     $31, ($28), 1
+clone:  srl     $16, 16, $1             /* CLONE_THREAD 0x10000 */
+        blbs    $1, thread
+        srl     $16, 8, $1              /* CLONE_VM 0x100 */
+        blbs    $1, shared
+        bne     $17, back               /* a stack of its own: let it be */
+fork:   stq     $28, 16($30)
+        ldq     $1, 8($30)
+        callsys
+        ldq     $28, 16($30)
+        bne     $19, 2f                 /* failed */
+        bne     $0, 2f                  /* the parent */
+        REGION  $2, $1
+        stq     $31, RT_VFORK($2)
+        ldq     $3, RT_COUNTERS($2)
+        ldq     $4, RT_COUNTLEN($2)
+        addq    $2, $3, $3
+        beq     $4, 2f
+1:      stq     $31, 0($3)
+        lda     $3, 8($3)
+        subq    $4, 8, $4
+        bgt     $4, 1b
+        mov     $31, $0
+2:      lda     $30, 256($30)
+        lda     $28, 4($28)
+        ret     $31, ($28), 1
+thread: stq     $2, 16($30)
+        REGION  $2, $1
+        stq     $2, RT_THREADED($2)
+        ldq     $2, 16($30)
+        br      $31, back
+shared: stq     $2, 16($30)
+        REGION  $2, $1
+        stq     $2, RT_VFORK($2)
+        ldq     $2, 16($30)
+        br      $31, back
+write:  stq     $0, 0($30)
+        stq     $2, 16($30)
+        stq     $3, 24($30)
+        stq     $4, 32($30)
+        stq     $5, 40($30)
+        stq     $6, 48($30)
+        stq     $7, 56($30)
+        stq     $8, 64($30)
+        stq     $16, 72($30)
+        stq     $17, 80($30)
+        stq     $18, 88($30)
+        stq     $19, 96($30)
+        stq     $20, 104($30)
+        stq     $21, 112($30)
+        stq     $22, 120($30)
+        stq     $23, 128($30)
+        stq     $24, 136($30)
+        stq     $25, 144($30)
+        stq     $26, 152($30)
+        stq     $27, 160($30)
+        stq     $28, 168($30)
+        stq     $29, 176($30)
+        REGION  $16, $1
+        bsr     $26, rt_write
+        ldq     $0, 0($30)
+        ldq     $2, 16($30)
+        ldq     $3, 24($30)
+        ldq     $4, 32($30)
+        ldq     $5, 40($30)
+        ldq     $6, 48($30)
+        ldq     $7, 56($30)
+        ldq     $8, 64($30)
+        ldq     $16, 72($30)
+        ldq     $17, 80($30)
+        ldq     $18, 88($30)
+        ldq     $19, 96($30)
+        ldq     $20, 104($30)
+        ldq     $21, 112($30)
+        ldq     $22, 120($30)
+        ldq     $23, 128($30)
+        ldq     $24, 136($30)
+        ldq     $25, 144($30)
+        ldq     $26, 152($30)
+        ldq     $27, 160($30)
+        ldq     $28, 168($30)
+        ldq     $29, 176($30)
+        br      $31, back
+
+        .section .note.GNU-stack,"",@progbits

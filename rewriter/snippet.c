@@ -1,0 +1,310 @@
+/*
+ * rewriter/snippet.c: the words of the code the instrumenter inserts
+ * (docs/instrument.md): shadow-stack pushes and pops, chords, path ends
+ * with their counters and cycles, the system-call hook's call, and the
+ * spill around a snippet with no free registers.  Every snippet's size is
+ * independent of where it lands; the region's address is read from the
+ * runtime blob, PC-relative.
+ */
+#include "rewriter/internal.h"
+#include "rewriter/runtime/rt.h"
+
+static uint32_t mem(unsigned op, unsigned ra, unsigned rb, int64_t disp)
+{
+    return (uint32_t)op << 26 | ra << 21 | rb << 16 | ((uint32_t)disp & 0xffff);
+}
+
+static uint32_t opr(unsigned func, unsigned ra, unsigned rb, unsigned rc)
+{
+    return 0x10u << 26 | ra << 21 | rb << 16 | func << 5 | rc;
+}
+
+static uint32_t bra(unsigned op, unsigned ra, int64_t words)
+{
+    return (uint32_t)op << 26 | ra << 21 | ((uint32_t)words & 0x1fffff);
+}
+
+#define LDA(ra, rb, d)  mem(0x08, ra, rb, d)
+#define LDAH(ra, rb, d) mem(0x09, ra, rb, d)
+#define LDQ(ra, rb, d)  mem(0x29, ra, rb, d)
+#define STQ(ra, rb, d)  mem(0x2d, ra, rb, d)
+#define ADDQ(a, b, c)   opr(0x20, a, b, c)
+#define S8ADDQ(a, b, c) opr(0x32, a, b, c)
+#define CMPULT(a, b, c) opr(0x1d, a, b, c)
+#define ADDQI(a, l, c) (0x10u << 26 | (a) << 21 | (l) << 13 | 1u << 12 | 0x20u << 5 | (c))
+#define BR(ra, w)       bra(0x30, ra, w)
+#define BSR(ra, w)      bra(0x34, ra, w)
+#define BEQ(ra, w)      bra(0x39, ra, w)
+#define BNE(ra, w)      bra(0x3d, ra, w)
+#define SUBQ(a, b, c)   opr(0x29, a, b, c)
+#define RPCC(ra)        (0x18u << 26 | (ra) << 21 | 31u << 16 | 0xc000u)
+#define LOW32(a, c)     (0x12u << 26 | (a) << 21 | 15u << 13 | 1u << 12 | 0x31u << 5 | (c))
+
+typedef struct wbuf {
+    uint32_t *w;             /* NULL: only count */
+    uint32_t n;
+    uint64_t pc;             /* address of w[0] */
+    int bias;                /* sp is this much below the program's (a spill) */
+} wbuf;
+
+static void put(wbuf *b, uint32_t word)
+{
+    if (b->w)
+        b->w[b->n] = word;
+    b->n++;
+}
+
+/* d split for ldah/lda: hi * 65536 + lo == d, lo signed 16 bits. */
+static void split16(int64_t d, int64_t *hi, int64_t *lo)
+{
+    *lo = (int16_t)(d & 0xffff);
+    *hi = (d - *lo) >> 16;
+}
+
+/* r = r + k, always two words. */
+static void addk(wbuf *b, unsigned r, int64_t k)
+{
+    int64_t hi, lo;
+    split16(k, &hi, &lo);
+    put(b, LDAH(r, r, hi));
+    put(b, LDA(r, r, lo));
+}
+
+static void constk(wbuf *b, unsigned r, int64_t k)
+{
+    int64_t hi, lo;
+    split16(k, &hi, &lo);
+    put(b, LDAH(r, REG_ZERO, hi));
+    put(b, LDA(r, r, lo));
+}
+
+/* a = the region's address, read from the blob: three words. */
+static void base(const rw_instr *in, wbuf *b, unsigned a)
+{
+    uint64_t here = b->pc + 4ull * (b->n + 1);
+    int64_t d = (int64_t)(in->blob_addr + RT_B_REGABS - here), hi, lo;
+    split16(d, &hi, &lo);
+    put(b, BR(a, 0));
+    put(b, LDAH(a, a, hi));
+    put(b, LDQ(a, a, lo));
+}
+
+/* The cycles since the last path start or stop into s (the counter's low
+ * 32 bits wrap: the difference is taken modulo 2^32), the counter noted;
+ * a holds the region, x is clobbered. */
+static void lap(wbuf *b, unsigned a, unsigned s, unsigned x)
+{
+    put(b, RPCC(x));
+    put(b, LDQ(s, a, RT_LAST));
+    put(b, STQ(x, a, RT_LAST));
+    put(b, SUBQ(x, s, s));
+    put(b, LOW32(s, s));
+}
+
+/* x = the running activation's slot, read from the region at a, past the
+ * slots of activations a longjmp (or anything else that cut frames off
+ * the stack) left: theirs were entered with a lower stack pointer than
+ * the one now.  The slot is stored back; s is clobbered. */
+static void top(wbuf *b, unsigned a, unsigned s, unsigned x)
+{
+    put(b, LDQ(x, a, RT_SSP));
+    put(b, LDQ(s, a, RT_THREADED));     /* threads share the stack: */
+    put(b, BNE(s, 7));                  /* another's slots are not stale */
+    put(b, LDQ(s, x, 16));
+    put(b, BEQ(s, 5));                  /* below the first slot */
+    put(b, LDA(s, s, -b->bias));        /* the program's sp, not a spill's */
+    put(b, CMPULT(s, REG_SP, s));
+    put(b, BEQ(s, 2));
+    put(b, LDA(x, x, -RT_SLOT));
+    put(b, BR(REG_ZERO, -7));
+    put(b, STQ(x, a, RT_SSP));
+}
+
+/* Path x (a sum, not yet checked) of procedure ip ran once, for s cycles:
+ * its count and cycles grow when x < npaths.  a is clobbered. */
+static void count(const rw_instr *in, wbuf *b, const rw_iproc *ip, unsigned a, unsigned s, unsigned x)
+{
+    constk(b, a, (int64_t)ip->npaths);
+    put(b, CMPULT(x, a, a));
+    put(b, BEQ(a, 13));
+    base(in, b, a);
+    addk(b, a, (int64_t)ip->counts);
+    put(b, ADDQ(x, x, x));
+    put(b, S8ADDQ(x, a, a));
+    put(b, LDQ(x, a, 0));
+    put(b, ADDQI(x, 1, x));
+    put(b, STQ(x, a, 0));
+    put(b, LDQ(x, a, 8));
+    put(b, ADDQ(x, s, x));
+    put(b, STQ(x, a, 8));
+}
+
+/* The ops, with registers a, s, x.  A slot is {sum, cycles so far}: an
+ * entry charges the caller's path with the cycles up to the call, a
+ * path's end adds the cycles since the last start or stop to its own. */
+static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t *reg)
+{
+    unsigned a = reg[0], s = reg[1], x = reg[2];
+    const rw_iproc *ip = op->kind == RW_OP_END || op->kind == RW_OP_BACK ? &in->ip[op->ip] : NULL;
+    switch (op->kind) {
+    case RW_OP_HOOK: {
+        uint64_t hook = in->blob_addr + RT_B_HOOK;
+        put(b, BSR(REG_AT, (int64_t)(hook - (b->pc + 4ull * (b->n + 1))) / 4));
+        break;
+    }
+    case RW_OP_CHILD: {     /* in the child (fork returned 0) */
+        uint64_t child = in->blob_addr + RT_B_CHILD;
+        put(b, BNE(REG_V0, 1));
+        put(b, BSR(REG_AT, (int64_t)(child - (b->pc + 4ull * (b->n + 1))) / 4));
+        break;
+    }
+    case RW_OP_THREAD:
+        base(in, b, a);
+        put(b, STQ(a, a, RT_THREADED));
+        break;
+    case RW_OP_PUSH:
+        base(in, b, a);
+        lap(b, a, s, x);
+        put(b, LDQ(x, a, RT_SSP));
+        put(b, LDQ(a, x, 8));
+        put(b, ADDQ(a, s, a));
+        put(b, STQ(a, x, 8));
+        put(b, LDA(x, x, RT_SLOT));
+        base(in, b, a);
+        put(b, STQ(x, a, RT_SSP));
+        constk(b, s, op->k);
+        put(b, STQ(s, x, 0));
+        put(b, STQ(REG_ZERO, x, 8));
+        put(b, LDA(s, REG_SP, b->bias));
+        put(b, STQ(s, x, 16));
+        break;
+    case RW_OP_ADD:
+        base(in, b, a);
+        put(b, LDQ(s, a, RT_SSP));
+        put(b, LDQ(x, s, 0));
+        addk(b, x, op->k);
+        put(b, STQ(x, s, 0));
+        break;
+    case RW_OP_END:
+        base(in, b, a);
+        top(b, a, s, x);
+        lap(b, a, s, x);
+        put(b, LDQ(x, a, RT_SSP));
+        put(b, LDQ(a, x, 8));
+        put(b, ADDQ(a, s, s));
+        put(b, LDA(x, x, -RT_SLOT));
+        base(in, b, a);
+        put(b, STQ(x, a, RT_SSP));
+        put(b, LDQ(x, x, RT_SLOT));
+        addk(b, x, op->k);
+        count(in, b, ip, a, s, x);
+        break;
+    case RW_OP_BACK:
+        base(in, b, a);
+        top(b, a, s, x);
+        lap(b, a, s, x);
+        put(b, LDQ(x, a, RT_SSP));
+        put(b, LDQ(a, x, 8));
+        put(b, ADDQ(a, s, s));
+        put(b, STQ(REG_ZERO, x, 8));
+        put(b, LDQ(a, x, 0));
+        addk(b, a, op->k);
+        /* The slot becomes the next path's: sum k2, no cycles yet; the
+         * ended path's number and cycles go through it to registers. */
+        put(b, STQ(a, x, 0));
+        put(b, STQ(s, x, 8));
+        put(b, LDQ(s, x, 0));
+        constk(b, a, op->k2);
+        put(b, STQ(a, x, 0));
+        put(b, LDQ(a, x, 8));
+        put(b, STQ(REG_ZERO, x, 8));
+        count(in, b, ip, x, a, s);
+        break;
+    }
+}
+
+/* A snippet with no three free registers saves three below the stack
+ * pointer, moved down this much while it runs (docs/instrument.md). */
+#define SPILL 32
+
+static void snip_body(const rw_instr *in, const rw_snip *sn, uint32_t cond, wbuf *bp);
+
+static void ops_words(const rw_instr *in, wbuf *b, const rw_snip *sn, uint32_t from, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        op_words(in, b, &in->ops[sn->first + from + i], sn->reg);
+}
+
+/* The snippet's words at pc into w (NULL: only their number).  A split
+ * tests the branch's own condition: `b!cond skip; taken code; br done;
+ * skip: fall code; done:` and then the branch itself. */
+uint32_t rw_snip_words(const rw_instr *in, const rw_snip *sn, uint32_t cond, uint64_t pc, uint32_t *w)
+{
+    wbuf b = { w, 0, pc, sn->spill ? SPILL : 0 };
+    if (sn->spill) {
+        put(&b, LDA(REG_SP, REG_SP, -SPILL));
+        for (int i = 0; i < 3; i++)
+            put(&b, STQ(sn->reg[i], REG_SP, 8 * i));
+    }
+    snip_body(in, sn, cond, &b);
+    if (sn->spill) {
+        for (int i = 0; i < 3; i++)
+            put(&b, LDQ(sn->reg[i], REG_SP, 8 * i));
+        put(&b, LDA(REG_SP, REG_SP, SPILL));
+    }
+    return b.n;
+}
+
+static void snip_body(const rw_instr *in, const rw_snip *sn, uint32_t cond, wbuf *bp)
+{
+    wbuf b = *bp;
+    if (!sn->split) {
+        ops_words(in, &b, sn, 0, sn->nt);
+        *bp = b;
+        return;
+    }
+    wbuf t = { NULL, 0, 0, 0 }, f = { NULL, 0, 0, 0 };
+    ops_words(in, &t, sn, 0, sn->nt);
+    ops_words(in, &f, sn, sn->nt, sn->nf);
+    if (sn->nt) {
+        uint32_t inv = cond;
+        alpha_invert_branch(&inv);
+        put(&b, (inv & ~0x1fffffu) | ((t.n + (sn->nf ? 1 : 0)) & 0x1fffff));
+        ops_words(in, &b, sn, 0, sn->nt);
+        if (sn->nf)
+            put(&b, BR(REG_ZERO, f.n));
+    } else {
+        put(&b, (cond & ~0x1fffffu) | (f.n & 0x1fffff));
+    }
+    ops_words(in, &b, sn, sn->nt, sn->nf);
+    *bp = b;
+}
+
+bool rw_instr_emit(rw_ctx *cx, const rw_snip *sn, uint64_t pc, uint8_t *p)
+{
+    uint32_t cond = 0, w[256];
+    if (sn->split)
+        cfg_word(cx->prog, sn->at, &cond);
+    uint32_t n = rw_snip_words(cx->ins, sn, cond, pc, NULL);
+    if (n > sizeof w / sizeof w[0] || n != sn->nwords)
+        return rw_fail(cx, "internal error: snippet at 0x%llx has %u words, not %u",
+                       (unsigned long long)sn->at, n, sn->nwords);
+    rw_snip_words(cx->ins, sn, cond, pc, w);
+    for (uint32_t i = 0; i < n; i++)
+        rw_put32(p + 4 * i, w[i]);
+    return true;
+}
+
+int rw_snip_bias(const rw_snip *s, uint32_t off)
+{
+    return s->spill && off >= 4 ? SPILL : 0;     /* after its first word */
+}
+
+uint32_t rw_instr_ops_words(const rw_instr *in, const rw_op *ops, size_t nops, const uint8_t reg[3],
+                            uint64_t pc, uint32_t *w)
+{
+    wbuf b = { w, 0, pc, 0 };
+    for (size_t i = 0; i < nops; i++)
+        op_words(in, &b, &ops[i], reg);
+    return b.n;
+}

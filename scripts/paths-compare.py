@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""paths-compare.py [--at-most] [--skip NAME]... EXACT FILE...: compare the complete-path counts of an
+instrumented binary's profiles (FILE..., one per process, added up) with
+axp's exact profile of the original on the same input (cpo-paths 1, see
+docs/paths.md).  Every procedure the binary counted must have exactly
+axp's counts, except:
+  - procedures where axp recorded partial paths (a longjmp, a signal
+    handler left by longjmp, a fork's child resuming mid-path): the binary
+    has no partial paths (docs/instrument.md);
+  - glibc's start-up code that walks the program headers
+    (__libc_setup_tls, _dlfo_process_initial, _dlfo_sort_mappings.part.0):
+    the instrumented image has one more segment.
+--skip leaves a procedure out (a test says why).  With --at-most, the
+binary may count fewer (never more, never other
+paths): for programs with a process killed by a signal, which writes no
+profile.  Prints one line per difference and a summary; exit 1 on any
+difference, 2 when a file is not a path profile."""
+import sys
+
+HEADERS = {"__libc_setup_tls", "_dlfo_process_initial", "_dlfo_sort_mappings.part.0"}
+
+
+def load(path):
+    procs, cur = {}, None
+    with open(path) as f:
+        lines = f.read().split("\n")
+    if not lines or lines[0] != "cpo-paths 1" or "end" not in lines:
+        print("paths-compare: %s: not a complete cpo-paths 1 file" % path)
+        sys.exit(2)
+    for line in lines:
+        w = line.split()
+        if not w:
+            continue
+        if w[0] == "proc":
+            cur = procs.setdefault(int(w[1], 16), {"name": w[2], "paths": {}, "partial": 0})
+        elif w[0] == "path":
+            cur["paths"][int(w[1])] = cur["paths"].get(int(w[1]), 0) + int(w[2])
+        elif w[0] == "partial":
+            cur["partial"] += 1
+    return procs
+
+
+def main():
+    args = sys.argv[1:]
+    at_most = False
+    skip = set()
+    while args and args[0].startswith("--"):
+        if args[0] == "--at-most":
+            at_most = True
+            args = args[1:]
+        elif args[0] == "--skip" and len(args) > 1:
+            skip.add(args[1])
+            args = args[2:]
+        else:
+            print(__doc__)
+            return 2
+    if len(args) < 2:
+        print(__doc__)
+        return 2
+    exact = load(args[0])
+    got = {}
+    for path in args[1:]:
+        for addr, p in load(path).items():
+            d = got.setdefault(addr, {"name": p["name"], "paths": {}})
+            for k, v in p["paths"].items():
+                d["paths"][k] = d["paths"].get(k, 0) + v
+    same = differ = skipped = 0
+    for addr, p in sorted(got.items()):
+        e = exact.get(addr, {"paths": {}, "partial": 0})
+        if e["partial"] or p["name"] in HEADERS or p["name"] in skip:
+            skipped += 1
+            continue
+        if e["paths"] == p["paths"]:
+            same += 1
+            continue
+        if at_most and all(v <= e["paths"].get(k, 0) for k, v in p["paths"].items()):
+            skipped += 1
+            continue
+        differ += 1
+        print("%s 0x%x: axp %s, binary %s" % (p["name"], addr, sorted(e["paths"].items())[:8],
+                                               sorted(p["paths"].items())[:8]))
+    print("procedures counted: %d as axp, %d differ, %d not compared" % (same, differ, skipped))
+    return 1 if differ or not same else 0
+
+
+sys.exit(main())

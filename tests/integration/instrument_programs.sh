@@ -1,0 +1,157 @@
+#!/bin/bash
+# optimize-image --instrument paths on the test programs (docs/instrument.md).
+# Static programs run on axp, dynamic ones under qemu-alpha; each
+# instrumented program must print what tests/programs/NAME.expected says,
+# exit as the original does, pass `cpo addrmap --verify`, write a profile
+# `cpo paths ORIGINAL --from` reads, and count, for every procedure it
+# counts, exactly the complete paths `axp run --paths` counts in the
+# original on the same input (scripts/paths-compare.py says which
+# procedures are not compared, and why).  Both runs get the same clean
+# environment and program names of the same length, so glibc's start-up
+# sees the same strings.  Two static programs are also instrumented under
+# a random layout.  threads (static and dynamic) must run unchanged and say on stderr
+# that it wrote no profile.  Exit 77 when the programs are not built.
+set -u
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+OPT=$BUILD/bin/optimize-image
+CPO=$BUILD/bin/cpo
+AXP=$BUILD/bin/axp
+P=$BUILD/programs
+
+[ -x "$OPT" ] && [ -x "$CPO" ] && [ -x "$AXP" ] || { echo "tools not built (make)"; exit 77; }
+ls "$P"/*-static >/dev/null 2>&1 || { echo "no programs in $P (make programs)"; exit 77; }
+run_qemu=1
+command -v qemu-alpha >/dev/null 2>&1 || { echo "qemu-alpha missing: dynamic programs not run"; run_qemu=0; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cpo-instrument.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+if ! "$OPT" "$P/intloop-static" --instrument paths -o "$tmp/probe" >"$tmp/probe.log" 2>&1 &&
+   grep -q "no runtime to instrument with" "$tmp/probe.log"; then
+  echo "optimize-image was built without the Alpha cross compiler: no runtime"; exit 77
+fi
+passed=0 failed=0
+fail() { echo "FAIL $*"; failed=$((failed + 1)); }
+
+# run NAME IMAGE PROFILE RUNNER...: from a fresh directory with the
+# program's args and stdin, a clean environment naming PROFILE; leaves
+# stdout, stderr and the status in $dir.
+run() {
+  local name=$1 img=$2 prof=$3 args="" stdin=/dev/null
+  shift 3
+  [ -f "tests/programs/$name.args" ] && args=$(cat "tests/programs/$name.args")
+  [ -f "tests/programs/$name.stdin" ] && stdin=$ROOT/tests/programs/$name.stdin
+  dir=$(mktemp -d "$tmp/run.XXXXXX")
+  # shellcheck disable=SC2086
+  (cd "$dir" && env -i PATH=/usr/bin:/bin CPO_PROFILE_OUT="$prof" timeout -k 5 60 "$@" "$img" $args \
+     <"$stdin" >"$dir/out" 2>"$dir/err")
+  echo $? >"$dir/status"
+}
+
+# check NAME KIND PLAN RUNNER...
+check() {
+  local name=$1 kind=$2 plan=$3 want=0 w
+  shift 3
+  local orig=$P/$name-$kind label="$name-$kind ($plan)"
+  [ -f "tests/programs/$name.status" ] && want=$(cat "tests/programs/$name.status")
+  w=$tmp/$name-$kind-$plan
+  mkdir -p "$w"
+  # Same-length names: argv[0] and AT_EXECFN are the same length in both runs.
+  cp "$orig" "$w/prog.orig"
+  local pargs=(--plan identity)
+  [ "$plan" = identity ] || pargs=(--plan random --seed "$plan")
+  if ! "$OPT" "$orig" --instrument paths "${pargs[@]}" -o "$w/prog.inst" >"$w/log" 2>&1; then
+    fail "$label: optimize-image"; cat "$w/log"; return
+  fi
+  "$CPO" addrmap "$w/prog.inst" --verify "$orig" >"$w/verify" 2>&1 || { fail "$label: verify"; tail -5 "$w/verify"; }
+  run "$name" "$w/prog.orig" "$w/orig" "$AXP" run --paths "$w/exact" --
+  [ "$(cat "$dir/status")" = "$want" ] || { fail "$label: the original exits $(cat "$dir/status") on axp"; return; }
+  run "$name" "$w/prog.inst" "$w/prof" "$@"
+  if [ "$(cat "$dir/status")" != "$want" ] || ! cmp -s "$dir/out" "tests/programs/$name.expected"; then
+    fail "$label: instrumented: status $(cat "$dir/status"), want $want; or stdout differs"
+    diff "tests/programs/$name.expected" "$dir/out" | head -5; tail -3 "$dir/err"; return
+  fi
+  if [ "$name" = threads ]; then
+    if [ -e "$w/prof" ] || ! grep -q "started a thread" "$dir/err"; then
+      fail "$label: a threaded program must write no profile and say so"; return
+    fi
+    passed=$((passed + 1)); echo "$label: ran unchanged, no profile (threads)"; return
+  fi
+  [ -f "$w/prof" ] || { fail "$label: no profile written"; return; }
+  if ! "$CPO" paths "$orig" --from "$w/prof" >"$w/report" 2>&1; then
+    fail "$label: cpo paths cannot read the profile"; tail -3 "$w/report"; return
+  fi
+  # Forked children and exec'd images write FILE.PID.
+  local profs=("$w/prof") f
+  for f in "$w"/prof.*; do [ -e "$f" ] && profs+=("$f"); done
+  # forkexec's second child kills itself with SIGTERM: a process ended by
+  # a signal writes no profile, so its counts may only be lower.
+  local mode=()
+  [ "$name" = forkexec ] && mode=(--at-most)
+  # signals waits in sigsuspend for a 20 ms timer, which fires at another
+  # point of the slower instrumented run: sigsuspend may find it pending.
+  [ "$name" = signals ] && mode=(--skip __sigsuspend)
+  if ! python3 scripts/paths-compare.py "${mode[@]}" "$w/exact" "${profs[@]}" >"$w/cmp" 2>&1; then
+    fail "$label: path counts"; head -10 "$w/cmp"; return
+  fi
+  passed=$((passed + 1))
+  echo "$label: $(tail -1 "$w/cmp"); $(grep -E '^instrumented' "$w/log" | sed 's/^instrumented: //')"
+}
+
+for name in intloop recursion funcptr bytecode indjump fpmath malloc stdio setjmp signals forkexec threads; do
+  check "$name" static identity "$AXP" run --
+done
+for name in intloop funcptr; do
+  check "$name" static 1 "$AXP" run --
+done
+# forkexec re-executes itself, which qemu-user cannot: its dynamic build
+# runs on axp.
+check forkexec dyn identity "$AXP" run --
+if [ $run_qemu = 1 ]; then
+  for name in intloop recursion funcptr bytecode setjmp signals stdio threads; do
+    check "$name" dyn identity "$ROOT/scripts/qemu-run.sh"
+  done
+fi
+# A profile that cannot be made: the program is unchanged, stderr says so.
+if [ -f "$tmp/intloop-static-identity/prog.inst" ]; then
+  run intloop "$tmp/intloop-static-identity/prog.inst" "$tmp/no/such/dir/prof" "$AXP" run --
+  if [ "$(cat "$dir/status")" = 0 ] && cmp -s "$dir/out" tests/programs/intloop.expected &&
+     grep -q "cannot create the path profile" "$dir/err"; then
+    passed=$((passed + 1)); echo "intloop-static: an uncreatable profile is reported, the run unchanged"
+  else
+    fail "intloop-static: an uncreatable profile"; cat "$dir/err"
+  fi
+fi
+
+# lua: output unchanged under qemu-alpha and on axp, a profile cpo paths
+# reads.  (Its counts are compared in docs/instrument.md: axp's exact
+# profile of closures.lua takes 14 s, too long here.)
+LUA=$BUILD/workloads/bin/lua
+if [ -x "$LUA" ]; then
+  w=$tmp/lua
+  mkdir -p "$w"
+  if ! "$OPT" "$LUA" --instrument paths -o "$w/lua" >"$w/log" 2>&1; then
+    fail "lua: optimize-image"; cat "$w/log"
+  else
+    runners=("$AXP run --")
+    [ $run_qemu = 1 ] && runners+=("$ROOT/scripts/qemu-run.sh")
+    for r in "${runners[@]}"; do
+      rm -f "$w/prof"*
+      # shellcheck disable=SC2086
+      (cd "$w" && env -i PATH=/usr/bin:/bin CPO_PROFILE_OUT="$w/prof" timeout -k 5 60 $r "$w/lua" \
+         "$ROOT/tests/workloads/lua/closures.lua" >"$w/out" 2>"$w/err")
+      if ! cmp -s "$w/out" tests/workloads/lua/closures.expected; then
+        fail "lua closures.lua ($r): output differs"; tail -3 "$w/err"
+      elif ! "$CPO" paths "$LUA" --from "$w/prof" >"$w/report" 2>&1; then
+        fail "lua closures.lua ($r): cpo paths cannot read the profile"; tail -3 "$w/report"
+      else
+        passed=$((passed + 1))
+        echo "lua closures.lua ($(basename "${r%% *}")): output unchanged, $(grep -c '^proc' "$w/prof") procedures in the profile"
+      fi
+    done
+  fi
+fi
+echo "instrumented programs: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
