@@ -226,6 +226,15 @@ out:
     return ok;
 }
 
+int pd_lock_host(profdb *db, const char *edir, const char *host, char **hostdir, profdb_error *err)
+{
+    char esc[3 * PROFDB_MAX_NAME + 1];
+    pd_escape(host, true, esc, sizeof esc);
+    if (!(*hostdir = pd_join(edir, esc, NULL, err)) || !pd_mkdir(*hostdir, true, err))
+        return -1;
+    return pd_lock_dir(db, *hostdir, "two writers with this host name would lose each other's updates", err);
+}
+
 /* An exclusive lock on DIR/.lock, released by closing the descriptor.
  * Returns the descriptor, -1 on error, or -2 when the filesystem offers no
  * locks (an NFS mount without a lock service): the caller goes on, after a

@@ -58,6 +58,10 @@ bool pd_walk_named(profdb *db, const char *epoch, const char *host, const char *
 
 /* merge.c / read.c helpers shared with epoch.c */
 int pd_lock_dir(profdb *db, const char *dir, const char *risk, profdb_error *err);
+/* A host's directory in the epoch directory edir, made when missing, and
+ * locked (pd_lock_dir): the descriptor, with *hostdir (the caller frees
+ * it); -1 on error. */
+int pd_lock_host(profdb *db, const char *edir, const char *host, char **hostdir, profdb_error *err);
 bool pd_current_or_create(profdb *db, char name[PROFDB_EPOCH_MAX], profdb_error *err);
 
 /* stacks.c: what the stack files share */

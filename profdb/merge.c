@@ -251,10 +251,8 @@ size_t profdb_merge(profdb *db, const profdb_input *in, size_t n, profdb_error *
                 close(lockfd);
             lockfd = -1;
             free(hostdir);
-            char esc[3 * PROFDB_MAX_NAME + 1];
-            pd_escape(host, true, esc, sizeof esc);
-            hostdir = pd_join(edir, esc, NULL, err);
-            if (!hostdir || !pd_mkdir(hostdir, true, err) || (lockfd = pd_lock_dir(db, hostdir, "two writers with this host name would lose each other's updates", err)) == -1)
+            hostdir = NULL;
+            if ((lockfd = pd_lock_host(db, edir, host, &hostdir, err)) == -1)
                 break;
             if (lockfd >= 0)
                 remove_stale_temps(hostdir);

@@ -232,7 +232,7 @@ static bool read_file(const char *path, profdb_vlist **v, size_t *n, profdb_erro
 bool profdb_values_merge(profdb *db, const char *host, const char *key, const profdb_vlist *v, size_t n,
                          profdb_error *err)
 {
-    char epoch[PROFDB_EPOCH_MAX], myhost[PROFDB_MAX_NAME + 2], esc[3 * PROFDB_MAX_NAME + 1];
+    char epoch[PROFDB_EPOCH_MAX], myhost[PROFDB_MAX_NAME + 2];
     char fname[PROFDB_KEY_MAX + sizeof PROFDB_VALUES_SUFFIX];
     if (!key || !pd_key_valid(key))
         return pd_fail(err, PROFDB_EINVAL, "\"%s\" is not a profile key", key ? key : "");
@@ -251,10 +251,7 @@ bool profdb_values_merge(profdb *db, const char *host, const char *key, const pr
     if (!pd_current_or_create(db, epoch, err) || !(edir = pd_join(db->dir, epoch, NULL, err)) ||
         !pd_mkdir(edir, true, err))
         goto out;
-    pd_escape(host ? host : myhost, true, esc, sizeof esc);
-    if (!(hostdir = pd_join(edir, esc, NULL, err)) || !pd_mkdir(hostdir, true, err) ||
-        (lockfd = pd_lock_dir(db, hostdir, "two writers with this host name would lose each other's updates",
-                              err)) == -1 ||
+    if ((lockfd = pd_lock_host(db, edir, host ? host : myhost, &hostdir, err)) == -1 ||
         !(path = pd_join(hostdir, fname, NULL, err)))
         goto out;
     struct stat st;
