@@ -11,6 +11,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "common/le.h"
+
 #include "profdb/stacks.h"
 
 static void check(const uint8_t *data, size_t size)
@@ -50,25 +52,19 @@ static void check(const uint8_t *data, size_t size)
     profdb_stacks_free(&s);
 }
 
-static uint32_t rd32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
-static void wr32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check(data, size);
     if (size < 80)
         return 0;
-    uint32_t hlen = rd32(data + 12);
+    uint32_t hlen = le_get32(data + 12);
     if (hlen < 80 || hlen > size)
         return 0;
     uint8_t *b = malloc(size);
     memcpy(b, data, size);
-    wr32(b + 64, (uint32_t)crc32_z(0, b + hlen, size - hlen));
-    wr32(b + hlen - 4, (uint32_t)crc32_z(0, b, hlen - 4));
+    le_put32(b + 64, (uint32_t)crc32_z(0, b + hlen, size - hlen));
+    le_put32(b + hlen - 4, (uint32_t)crc32_z(0, b, hlen - 4));
     check(b, size);
     free(b);
     return 0;
