@@ -127,6 +127,9 @@ const char *image_build_id_hex(const image *img, char *buf, size_t size);
 
 /* The section with that name, or NULL. */
 const image_section *image_section_by_name(const image *img, const char *name);
+/* The string in .dynstr that dynamic entry i's value names (DT_NEEDED,
+ * DT_SONAME, ...), or NULL when it names none. */
+const char *image_dyn_str(const image *img, size_t i);
 /* The allocated section containing addr, or NULL. */
 const image_section *image_section_at(const image *img, uint64_t addr);
 /* Pointer to the file bytes backing [addr, addr+len) if all of it lies in

@@ -619,6 +619,15 @@ const image_section *image_section_by_name(const image *img, const char *name)
     return NULL;
 }
 
+const char *image_dyn_str(const image *img, size_t i)
+{
+    const image_section *ds = image_section_by_name(img, ".dynstr");
+    if (i >= img->ndyn || !ds || !ds->data || img->dyn[i].val >= ds->size ||
+        !memchr(ds->data + img->dyn[i].val, 0, ds->size - img->dyn[i].val))
+        return NULL;
+    return (const char *)ds->data + img->dyn[i].val;
+}
+
 /* .tbss occupies no address space of its own: it overlaps what follows. */
 static bool occupies(const image_section *s)
 {

@@ -444,6 +444,10 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
         ok = false;
     if (ok && !(heat = calloc(maxhot / line + 64, sizeof *heat)))
         ok = false;
+    for (uint32_t k = 0; o->shared_heat && k < nsets; k++) {
+        res->shared_heat += o->shared_heat[k];
+        res->shared_sets += o->shared_heat[k] > 0;
+    }
     double hot_share = res->insns * OPT_HOT_SHARE;
     uint64_t off = 0;
     if (ok && !o->no_colour && o->shared_heat) {
@@ -583,6 +587,8 @@ void opt_report(FILE *out, const cfg_program *prog, const opt_result *r)
     fprintf(out, "I-cache conflict measure (executions sharing a set, shared libraries included): "
             "%.0f before, %.0f after; %zu never-run procedures (%llu bytes) placed as fillers\n",
             r->conflict_before, r->conflict_after, r->fillers, (unsigned long long)r->filler_bytes);
+    fprintf(out, "shared libraries' code: %.0f executions on %u I-cache sets\n", r->shared_heat,
+            r->shared_sets);
     fprintf(out, "jump hints: %zu\n", r->hints);
     fprintf(out, "predicted taken-branch cycles: %.0f before, %.0f after (%.0f saved, %.2f%% of "
             "%.0f instructions)\n", r->bubbles_before, r->bubbles_after,

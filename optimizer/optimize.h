@@ -80,6 +80,8 @@ typedef struct opt_result {
      * procedures never run placed as fillers and the bytes they take. */
     double conflict_before, conflict_after;
     size_t fillers, hints;
+    double shared_heat;         /* the shared libraries' executions, all sets */
+    uint32_t shared_sets;       /* sets they touch */
     uint64_t filler_bytes;
     double insns;               /* estimated instructions executed, total */
 } opt_result;

@@ -325,8 +325,8 @@ bool plan_parse(const char *text, size_t len, const char *name, plan *out,
                     cur->blocks[cur->nblocks - 1].line = r.line;
             }
         } else if (!strcmp(d, "split")) {
-            if (!cur || !cur->nblocks)
-                ok = fail(&r, "split must follow at least one block of a proc");
+            if (!cur)
+                ok = fail(&r, "split outside a proc");
             else if (seen_split)
                 ok = fail(&r, "a procedure has at most one split");
             else if (ntok != 1)

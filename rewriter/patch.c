@@ -187,7 +187,8 @@ bool rw_patch_symbols(rw_ctx *cx, uint16_t text_shndx)
             const cfg_proc *f = rw_proc_of(cx, sym.st_value);
             if (f && f->start == sym.st_value && sym.st_size) {
                 const rw_proc *p = &cx->procs[f - cx->prog->procs];
-                sym.st_size = p->hot_end - p->hot_start;
+                /* The entry's part: a procedure may lie wholly in the cold area. */
+                sym.st_size = p->hot_n ? p->hot_end - p->hot_start : p->cold_end - p->cold_start;
             }
             sym.st_value = rw_map(cx, sym.st_value);
             if (sec->type == SHT_SYMTAB)

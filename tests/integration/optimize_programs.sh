@@ -126,6 +126,10 @@ if [ -x "$CPOD" ]; then
         passed=$((passed + 1)); echo "bytecode from samples: $(grep '^jump hints' "$tmp/$name.srep")"
       else fail "bytecode from samples: no jump-table hint ($(grep '^jump hints' "$tmp/$name.srep"))"; fi
     fi
+    # The shared libc's samples tell the colouring where its hot lines are.
+    if grep -q "^shared libraries' code: [1-9][0-9]* executions on [1-9]" "$tmp/$name.srep"; then
+      passed=$((passed + 1)); echo "$name from samples: $(grep "^shared libraries" "$tmp/$name.srep")"
+    else fail "$name from samples: no shared-library heat ($(grep "^shared libraries" "$tmp/$name.srep"))"; fi
     run "$name" "$tmp/$name.s" "from samples, axp" "$AXP" run --
     [ $run_qemu = 1 ] && run "$name" "$tmp/$name.s" "from samples, qemu" "$ROOT/scripts/qemu-run.sh"
   done

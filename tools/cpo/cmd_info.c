@@ -105,9 +105,9 @@ int cmd_info(int argc, char **argv)
     for (size_t i = 0; i < img->ndyn; i++) {
         if (img->dyn[i].tag != DT_NEEDED)
             continue;
-        const image_section *ds = image_section_by_name(img, ".dynstr");
-        if (ds && ds->data && img->dyn[i].val < ds->size && memchr(ds->data + img->dyn[i].val, 0, ds->size - img->dyn[i].val))
-            printf("needed:    %s\n", (const char *)ds->data + img->dyn[i].val);
+        const char *name = image_dyn_str(img, i);
+        if (name)
+            printf("needed:    %s\n", name);
     }
 
     printf("\nsegments:\n  %-13s %-10s %-18s %-10s %-10s %-3s %s\n", "Type", "Offset", "VirtAddr", "FileSiz",

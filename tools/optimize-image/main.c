@@ -79,7 +79,7 @@ static bool optimize(const image *img, const cfg_program *prog, const est_select
     ev5_defaults(&ev5);
     oi_profile prof;
     uint32_t nsets = ev5.icache.size / ev5.icache.line;
-    if (sel ? !oi_profile_samples(prog, sel, nsets, stale, nstale, &prof, err, errlen)
+    if (sel ? !oi_profile_samples(prog, sel, ev5.icache.line, nsets, stale, nstale, &prof, err, errlen)
             : !oi_profile_exact(prog, exact, nexact, ev5.icache.line, nsets, &prof, err, errlen))
         return false;
     opt_options o = *oo;

@@ -10,6 +10,7 @@
  * image's build-id) feed the next round: that image's records are carried
  * back through the map before the estimator lays them onto the CFG.
  */
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -418,22 +419,16 @@ static bool add_copy(const cfg_program *cfg, const struct est_selection *sel, co
 
 /* Every image of the selection rewritten from cfg's (its map names cfg's
  * build-id), carried back.  *samples gets their samples. */
-static bool add_copies(const cfg_program *cfg, const struct est_selection *sel, est_freq *out,
-                       double *samples, char *err, size_t errlen)
+static bool add_copies(const cfg_program *cfg, const struct est_selection *sel, const est_set *set,
+                       est_freq *out, double *samples, char *err, size_t errlen)
 {
     const image *img = cfg->img;
-    est_set set;
-    est_error ee;
     *samples = 0;
     if (!img->build_id_len)
         return true;
-    if (!est_load(sel, &set, &ee)) {
-        snprintf(err, errlen, "%s", ee.msg);
-        return false;
-    }
     bool ok = true;
-    for (size_t i = 0; ok && i < set.nimages; i++) {
-        const est_image *im = &set.images[i];
+    for (size_t i = 0; ok && i < set->nimages; i++) {
+        const est_image *im = &set->images[i];
         if (im->status != EST_IMAGE_READ || !image_section_by_name(im->img, ADDRMAP_SECTION))
             continue;
         addrmap m = { 0 };
@@ -446,8 +441,51 @@ static bool add_copies(const cfg_program *cfg, const struct est_selection *sel, 
         }
         addrmap_free(&m);
     }
-    est_free(&set);
     return ok;
+}
+
+/* Is lib a shared library img loads: its DT_SONAME among img's DT_NEEDED,
+ * or the name of img's interpreter (the dynamic linker)? */
+static bool loads(const image *img, const image *lib)
+{
+    const char *soname = NULL;
+    for (size_t i = 0; lib->type == ET_DYN && i < lib->ndyn && !soname; i++)
+        if (lib->dyn[i].tag == DT_SONAME)
+            soname = image_dyn_str(lib, i);
+    if (!soname)
+        return false;
+    for (size_t i = 0; i < img->ndyn; i++) {
+        const char *need = img->dyn[i].tag == DT_NEEDED ? image_dyn_str(img, i) : NULL;
+        if (need && !strcmp(need, soname))
+            return true;
+    }
+    const char *base = img->interp ? strrchr(img->interp, '/') : NULL;
+    return base && !strcmp(base + 1, soname);
+}
+
+/* The shared libraries' heat per I-cache set from their cycle samples.  A
+ * library is mapped on a page boundary, so its offsets give its sets.
+ * Samples count cycles, the program's side counts executions of lines: a
+ * line's cycles over its eight instructions stand for its executions (one
+ * cycle per instruction; stalls make a line look hotter, which is the
+ * right error for colouring to avoid it).  The libraries' samples are
+ * those of every program in the selection: with stacks one could tell
+ * this program's apart, but the sets a library's hot code takes are much
+ * the same for every caller of malloc or memcpy. */
+static void shared_from_samples(const cfg_program *cfg, const est_set *set, uint32_t line,
+                                uint32_t nsets, double *shared)
+{
+    int e = est_event_index(set, "cycles");
+    if (e < 0 || !line || !nsets)
+        return;
+    for (size_t i = 0; i < set->nimages; i++) {
+        const est_image *im = &set->images[i];
+        if (im->status != EST_IMAGE_READ || !loads(cfg->img, im->img))
+            continue;
+        double per = est_mean_period(im->period_sums[e], im->totals[e]) / (line / 4);
+        for (size_t k = 0; k < im->n; k++)
+            shared[(im->offsets[k] / line) % nsets] += per * (double)im->counts[k * im->nevents + e];
+    }
 }
 
 /* An older build's estimates (its own samples and its copies'), matched
@@ -463,7 +501,7 @@ static bool add_stale(const cfg_program *cfg, const struct est_selection *sel, c
     }
     cfg_program *oc = cfg_build(img, err, errlen);
     oi_profile old;
-    bool ok = oc && oi_profile_samples(oc, sel, 1, NULL, 0, &old, err, errlen);
+    bool ok = oc && oi_profile_samples(oc, sel, 32, 1, NULL, 0, &old, err, errlen);
     if (ok) {
         est_match_stats st;
         est_freq *m = est_freq_match(cfg, old.freq, &st, err, errlen);
@@ -535,12 +573,15 @@ static bool value_jumps(const cfg_program *cfg, const struct est_selection *sel,
     return true;
 }
 
-bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel, uint32_t nsets,
-                        const char *const *stale, size_t nstale, oi_profile *out, char *err,
-                        size_t errlen)
+bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel, uint32_t line,
+                        uint32_t nsets, const char *const *stale, size_t nstale, oi_profile *out,
+                        char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     double period, samples = 0, copies = 0;
+    est_set set;
+    est_error ee;
+    bool loaded = false;
     out->shared = calloc(nsets ? nsets : 1, sizeof *out->shared);
     out->freq = est_freq_new(cfg);
     if (!out->shared || !out->freq) {
@@ -553,8 +594,15 @@ bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel,
         add_freq(out->freq, own);
         est_freq_free(own);
     }
-    if (!add_copies(cfg, sel, out->freq, &copies, err, errlen))
+    if (!(loaded = est_load(sel, &set, &ee))) {
+        snprintf(err, errlen, "%s", ee.msg);
         goto fail;
+    }
+    if (!add_copies(cfg, sel, &set, out->freq, &copies, err, errlen))
+        goto fail;
+    shared_from_samples(cfg, &set, line, nsets, out->shared);
+    est_free(&set);
+    loaded = false;
     for (size_t i = 0; i < nstale; i++)
         if (!add_stale(cfg, sel, stale[i], out->freq, &copies, err, errlen))
             goto fail;
@@ -566,6 +614,8 @@ bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel,
         goto fail;
     return true;
 fail:
+    if (loaded)
+        est_free(&set);
     oi_profile_free(out);
     return false;
 }

@@ -21,13 +21,14 @@ bool oi_profile_exact(const cfg_program *cfg, const char *const *files, size_t n
                       uint32_t line, uint32_t nsets, oi_profile *out, char *err, size_t errlen);
 /* The estimator's frequencies from a profile selection's cycle samples,
  * those of rewritten copies carried back, and those of the older builds
- * named by stale (and their copies) matched by est_freq_match.
- * Samples say nothing of the shared libraries' lines or of jump targets:
- * shared is all zero and there are no jumps. */
+ * named by stale (and their copies) matched by est_freq_match.  shared:
+ * the cycle samples of the shared libraries the image loads, as
+ * executions per I-cache set (line bytes a line); jumps: the value
+ * profiles' most frequent targets, when there are any. */
 struct est_selection;
-bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel, uint32_t nsets,
-                        const char *const *stale, size_t nstale, oi_profile *out, char *err,
-                        size_t errlen);
+bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel, uint32_t line,
+                        uint32_t nsets, const char *const *stale, size_t nstale, oi_profile *out,
+                        char *err, size_t errlen);
 void oi_profile_free(oi_profile *p);
 
 #endif
