@@ -79,8 +79,11 @@ bool plan_random(const cfg_program *prog, uint64_t seed, plan *pl)
             chain[j] = t;
         }
         size_t n = 0, split = SIZE_MAX;
-        bool do_split = nc > 1 && below(&s, 2);
-        size_t split_chain = do_split ? 1 + below(&s, nc - 1) : nc;
+        /* Some procedures go wholly to the cold area (a split before the
+         * entry), the rest of the split ones after a chain. */
+        bool do_split = below(&s, 2) && (nc > 1 || below(&s, 4) == 0);
+        size_t split_chain = !do_split ? nc
+                             : nc == 1 || below(&s, 8) == 0 ? 0 : 1 + below(&s, nc - 1);
         for (size_t c = 0; c < nc; c++) {
             if (c == split_chain)
                 split = n;

@@ -32,6 +32,9 @@ static const char good_plan[] =
     "block 0x120000500\n"
     "\n"
     "proc 0x120000600\n"
+    "proc 0x120000680\n"
+    "split\n"
+    "block 0x120000680\n"
     "invert 0x1200004bc\n"
     "hint 0x120000518 0x120000600\n";
 
@@ -42,7 +45,7 @@ Test(plan, parse_good)
     cr_assert(plan_parse(good_plan, strlen(good_plan), "p", &pl, err, sizeof err), "%s", err);
     cr_assert_str_eq(pl.build_id, "0123abcd");
     cr_assert_eq(pl.cold_align, 64);
-    cr_assert_eq(pl.nprocs, 2);
+    cr_assert_eq(pl.nprocs, 3);
     cr_assert_eq(pl.procs[0].addr, 0x120000490);
     cr_assert_eq(pl.procs[0].align, 32);
     cr_assert_eq(pl.procs[0].nblocks, 3);
@@ -52,6 +55,8 @@ Test(plan, parse_good)
     cr_assert_eq(pl.procs[0].blocks[1].line, 8);
     cr_assert_eq(pl.procs[1].nblocks, 0);
     cr_assert_eq(plan_cold_start(&pl.procs[1]), 0);
+    cr_assert_eq(pl.procs[2].split, 0, "a split before the entry: wholly cold");
+    cr_assert_eq(plan_cold_start(&pl.procs[2]), 0);
     cr_assert_eq(pl.ninverts, 1);
     cr_assert_eq(pl.inverts[0].addr, 0x1200004bc);
     cr_assert_eq(pl.nhints, 1);
@@ -77,6 +82,7 @@ Test(plan, write_then_read_is_the_same)
         cr_assert_eq(a.procs[i].align, b.procs[i].align);
         cr_assert_eq(a.procs[i].nblocks, b.procs[i].nblocks);
         cr_assert_eq(plan_cold_start(&a.procs[i]), plan_cold_start(&b.procs[i]));
+        cr_assert_eq(a.procs[i].split, b.procs[i].split);
         for (size_t k = 0; k < a.procs[i].nblocks; k++) {
             cr_assert_eq(a.procs[i].blocks[k].addr, b.procs[i].blocks[k].addr);
             cr_assert_eq(a.procs[i].blocks[k].align, b.procs[i].blocks[k].align);
@@ -105,7 +111,7 @@ static const struct { const char *text, *where, *what; } bad_plans[] = {
     { "cpo-layout 1\nproc 0x10 align\n", "p:2:", "align N" },
     { "cpo-layout 1\nproc 0x10\nproc 0x10\n", "p:3:", "already listed" },
     { "cpo-layout 1\nproc 0x10\nblock 0x10\nblock 0x10\n", "p:4:", "already listed" },
-    { "cpo-layout 1\nproc 0x10\nsplit\n", "p:3:", "at least one block" },
+    { "cpo-layout 1\nsplit\n", "p:2:", "outside a proc" },
     { "cpo-layout 1\nproc 0x10\nblock 0x10\nsplit\nsplit\n", "p:5:", "at most one split" },
     { "cpo-layout 1\ninvert\n", "p:2:", "one address" },
     { "cpo-layout 1\ninvert 0x10\ninvert 0x10\n", "p:3:", "already given" },
