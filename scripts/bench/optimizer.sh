@@ -139,7 +139,8 @@ train_samples() {
   more=$(( (SAMPLES + got - 1) / got - 1 ))
   [ $more -gt 63 ] && more=63
   [ $more -gt 0 ] && { train_rounds "$1" "$2" "$3" $more || return 1; }
-  echo "training samples: $(samples_in "$3") in $((more + 1)) rounds of the training"
+  ROUNDS=$((more + 1))
+  echo "training samples: $(samples_in "$3") in $ROUNDS rounds of the training"
 }
 # optimize NAME IMG ARGS...: optimize-image, timed, its report's summary shown
 optimize() {
@@ -154,6 +155,28 @@ optimize() {
   sed -n 2,3p "$tmp/$name.report"
 }
 
+# cost_check NAME IMG ROUNDS: the report's predicted taken-branch cycles
+# saved, per pass of the training (the profile held ROUNDS of them),
+# against the taken-branch stall cycles axp measures on the training
+# inputs, -O2 against IMG.  The model predicts for the profile it was
+# given, so this is measured on the training, not on held-out inputs.
+cost_check() {
+  local name=$1 img=$2 rounds=$3 args b a m0=0 m1=0
+  read -r b a < <(sed -n 's/^predicted taken-branch cycles: \([0-9]*\) before, \([0-9]*\) after.*/\1 \2/p' "$tmp/$name.report")
+  mkdir -p "$tmp/run"
+  while read -r args; do
+    for x in "$O2" "$img"; do
+      cp "$x" "$tmp/run/$w"; rm -f "$tmp/train.sqlite"
+      # shellcheck disable=SC2086
+      "$AXP" run --timing --stats="$tmp/cost.json" -- "$tmp/run/$w" $args >/dev/null 2>&1
+      if [ "$x" = "$O2" ]; then m0=$((m0 + $(stat "$tmp/cost.json" taken))); else m1=$((m1 + $(stat "$tmp/cost.json" taken))); fi
+    done
+  done < <(train_lines "$w")
+  awk -v n="$name" -v b="$b" -v a="$a" -v r="$rounds" -v m0="$m0" -v m1="$m1" 'BEGIN {
+    p = (b - a) / r; m = m0 - m1
+    printf "cost model %s: predicted %.0f taken-branch cycles saved per training pass, measured %.0f (%.0f -> %.0f) on the training inputs, ratio %.2f\n", n, p, m, m0, m1, m ? p / m : 0 }'
+}
+
 for w in $WORKLOADS; do
   O2=$WL/bin/$w
   [ -f "$O2" ] || { echo "$w: not built (make workloads)"; continue; }
@@ -166,7 +189,8 @@ for w in $WORKLOADS; do
   if has exact || has nocol; then
     ex=$(train_exact "$w" "$O2") || exit 1
     # shellcheck disable=SC2086
-    has exact && { optimize "$w.exact" "$O2" $ex || exit 1; img[exact]=$tmp/$w.exact; }
+    has exact && { optimize "$w.exact" "$O2" $ex || exit 1; img[exact]=$tmp/$w.exact
+                   cost_check "$w.exact" "$tmp/$w.exact" 1; }
     # shellcheck disable=SC2086
     has nocol && { optimize "$w.nocol" "$O2" $ex --no-colour || exit 1; img[nocol]=$tmp/$w.nocol; }
   fi
@@ -174,6 +198,7 @@ for w in $WORKLOADS; do
     train_samples "$w" "$O2" "$tmp/$w.db" || exit 1
     optimize "$w.samples" "$O2" --db "$tmp/$w.db" --all-epochs || exit 1
     img[samples]=$tmp/$w.samples
+    cost_check "$w.samples" "$tmp/$w.samples" "$ROUNDS"
   fi
   if has pgo || has pgo+s; then
     train_lines "$w" >"$tmp/train.args"
