@@ -63,6 +63,14 @@ int pd_lock_dir(profdb *db, const char *dir, const char *risk, profdb_error *err
  * it); -1 on error. */
 int pd_lock_host(profdb *db, const char *edir, const char *host, char **hostdir, profdb_error *err);
 bool pd_current_or_create(profdb *db, char name[PROFDB_EPOCH_MAX], profdb_error *err);
+/* Rewrite key+suffix of host (NULL: this machine's name) in the current
+ * epoch with what update makes of its bytes (old NULL when there is no
+ * file yet), under the host directory's lock, renamed into place.  A
+ * file update cannot read stays as it was. */
+typedef bool (*pd_update_fn)(void *ctx, const char *path, const uint8_t *old, size_t oldn, uint8_t **out,
+                             size_t *outn, profdb_error *err);
+bool pd_update_host_file(profdb *db, const char *host, const char *key, const char *suffix, pd_update_fn update,
+                         void *ctx, profdb_error *err);
 
 /* stacks.c: what the stack files share */
 struct profdb_stacks;

@@ -18,7 +18,7 @@
 #define MAGIC "cpovals\n"
 #define HDR 40u
 #define LIST_HDR 40u
-#define VALUE_SIZE 24u
+#define VALUE_SIZE HOTLIST_VALUE_BYTES
 
 static const char *const kinds[] = { NULL, "result", "address", "latency", "target" };
 
@@ -68,12 +68,8 @@ bool profdb_values_encode(const profdb_vlist *v, size_t n, uint8_t **data, size_
         le_put64(p + 16, h->samples);
         le_put64(p + 24, tau);
         le_put64(p + 32, h->rng);
-        p += LIST_HDR;
-        for (uint32_t k = 0; k < h->n; k++, p += VALUE_SIZE) {
-            le_put64(p, h->v[k].value);
-            le_put64(p + 8, h->v[k].count);
-            le_put32(p + 16, h->v[k].pieces);
-        }
+        hotlist_put_values(p + LIST_HDR, h);
+        p += LIST_HDR + (size_t)h->n * VALUE_SIZE;
     }
     memcpy(d, MAGIC, 8);
     le_put32(d + 8, PROFDB_VALUES_VERSION);
@@ -107,13 +103,7 @@ static size_t decode_list(const uint8_t *p, size_t avail, profdb_vlist *out, con
     size_t len = LIST_HDR + (size_t)out->h.n * VALUE_SIZE;
     if (avail < len)
         return *why = "a list cut short", 0;
-    for (uint32_t k = 0; k < out->h.n; k++) {
-        const uint8_t *q = p + LIST_HDR + (size_t)k * VALUE_SIZE;
-        out->h.v[k] = (hot_value){ le_get64(q), le_get64(q + 8), le_get32(q + 16) };
-        if (le_get32(q + 20))
-            return *why = "reserved bytes not zero", 0;
-    }
-    if ((*why = hotlist_check(&out->h)))
+    if ((*why = hotlist_get_values(p + LIST_HDR, &out->h)) || (*why = hotlist_check(&out->h)))
         return 0;
     return len;
 }
@@ -229,49 +219,35 @@ static bool read_file(const char *path, profdb_vlist **v, size_t *n, profdb_erro
     return ok;
 }
 
+typedef struct update_ctx {
+    const profdb_vlist *in;
+    size_t nin;
+} update_ctx;
+
+static bool update(void *ctx, const char *path, const uint8_t *old, size_t oldn, uint8_t **out, size_t *outn,
+                   profdb_error *err)
+{
+    update_ctx *u = ctx;
+    profdb_vlist *ov = NULL, *all = NULL;
+    size_t nold = 0, nall = 0;
+    bool ok = (!old || profdb_values_decode(old, oldn, path, &ov, &nold, err)) &&
+              union_lists(ov, nold, u->in, u->nin, &all, &nall, err) &&
+              profdb_values_encode(all, nall, out, outn, err);
+    free(ov);
+    free(all);
+    return ok;
+}
+
 bool profdb_values_merge(profdb *db, const char *host, const char *key, const profdb_vlist *v, size_t n,
                          profdb_error *err)
 {
-    char epoch[PROFDB_EPOCH_MAX], myhost[PROFDB_MAX_NAME + 2];
-    char fname[PROFDB_KEY_MAX + sizeof PROFDB_VALUES_SUFFIX];
+    update_ctx u = { 0 };
     if (!key || !pd_key_valid(key))
         return pd_fail(err, PROFDB_EINVAL, "\"%s\" is not a profile key", key ? key : "");
-    if (host && !pd_check_name(host, "host", err))
+    if (!normalise(v, n, (profdb_vlist **)&u.in, &u.nin, err))
         return false;
-    if (!host && !pd_hostname(myhost, sizeof myhost, err))
-        return false;
-    snprintf(fname, sizeof fname, "%s" PROFDB_VALUES_SUFFIX, key);
-    profdb_vlist *in = NULL, *old = NULL, *all = NULL;
-    size_t nin = 0, nold = 0, nall = 0;
-    if (!normalise(v, n, &in, &nin, err))
-        return false;
-    bool ok = false;
-    char *edir = NULL, *hostdir = NULL, *path = NULL;
-    int lockfd = -1;
-    if (!pd_current_or_create(db, epoch, err) || !(edir = pd_join(db->dir, epoch, NULL, err)) ||
-        !pd_mkdir(edir, true, err))
-        goto out;
-    if ((lockfd = pd_lock_host(db, edir, host ? host : myhost, &hostdir, err)) == -1 ||
-        !(path = pd_join(hostdir, fname, NULL, err)))
-        goto out;
-    struct stat st;
-    /* a damaged file stays where it is, and nothing is written over it */
-    if (stat(path, &st) == 0 && !read_file(path, &old, &nold, err))
-        goto out;
-    uint8_t *enc = NULL;
-    size_t size;
-    ok = union_lists(old, nold, in, nin, &all, &nall, err) && profdb_values_encode(all, nall, &enc, &size, err) &&
-         pd_write_atomic(hostdir, fname, enc, size, true, err);
-    free(enc);
-out:
-    if (lockfd >= 0)
-        close(lockfd);
-    free(path);
-    free(hostdir);
-    free(edir);
-    free(in);
-    free(old);
-    free(all);
+    bool ok = pd_update_host_file(db, host, key, PROFDB_VALUES_SUFFIX, update, &u, err);
+    free((void *)u.in);
     return ok;
 }
 
