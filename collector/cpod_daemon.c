@@ -265,6 +265,10 @@ uint64_t cpod_start_merge(cpod *d, bool new_epoch)
         }
     free(s->tab);
     cpod_profset_init(s);
+    if (d->pmlive.nimg && (j->pm = malloc(sizeof *j->pm))) {
+        *j->pm = d->pmlive;
+        memset(&d->pmlive, 0, sizeof d->pmlive);
+    }
     if (d->vlive.nimg && (j->values = malloc(sizeof *j->values))) {
         *j->values = d->vlive;
         memset(&d->vlive, 0, sizeof d->vlive);
@@ -346,6 +350,15 @@ void cpod_report(cpod *d, const cpod_job *j, char *out, size_t size)
                       "values %" PRIu64 " records into %zu hot lists of %zu images (%" PRIu64 " unmapped, %" PRIu64
                       " lost)\n",
                       j->values->records, lists, j->values->nimg, j->values->unmapped, j->values->lost);
+    }
+    if (j->pm && n > 0 && (size_t)n < size) {
+        size_t entries = 0;
+        for (size_t i = 0; i < j->pm->nimg; i++)
+            entries += j->pm->img[i].n;
+        n += snprintf(out + n, size - n,
+                      "profileme %" PRIu64 " records into %zu instructions of %zu images (%" PRIu64
+                      " unmapped, %" PRIu64 " malformed, %" PRIu64 " lost)\n",
+                      j->pm->records, entries, j->pm->nimg, j->pm->unmapped, j->pm->bad, j->pm->lost);
     }
     if (d->stacks + d->stacks_lost && n > 0 && (size_t)n < size)
         n += snprintf(out + n, size - n, "stacks %" PRIu64 " flushed (%" PRIu64 " frames, %" PRIu64
@@ -797,6 +810,7 @@ void cpod_close(cpod *d)
     cpod_job_free(d->retry);
     cpod_profset_free(&d->live, &d->images);
     cpod_vset_free(&d->vlive);
+    cpod_pmset_free(&d->pmlive);
     cpod_stackset_free(&d->stk);
     cpod_images_free(&d->images);
     cpod_intern_free();
