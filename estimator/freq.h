@@ -139,6 +139,10 @@ typedef struct est_accuracy {
 void est_accuracy_of(const est_freq *est, const est_sched *sched, const est_freq *truth,
                      est_accuracy *out);
 
+/* The same, block errors weighted by weight[proc][block] (a NULL row:
+ * none of the procedure's blocks count). */
+void est_accuracy_by(const est_freq *est, double *const *weight, const est_freq *truth, est_accuracy *out);
+
 /* The whole path from a profile selection: load its cycle samples, find
  * the image (the file at image_path, matched by build-id), build its CFG
  * and estimate.  The result owns everything (est_analysis_free). */

@@ -1,0 +1,192 @@
+/*
+ * estimator/profileme.c: per-instruction metrics and counted frequencies
+ * from ProfileMe samples (see profileme.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "estimator/profileme.h"
+#include "estimator/samples.h"
+
+static double ratio(uint64_t a, uint64_t b)
+{
+    return b ? (double)a / (double)b : NAN;
+}
+
+void est_pm_metrics_of(const profdb_pm *e, est_pm_metrics *out)
+{
+    const uint64_t *c = e->c;
+    uint64_t s = c[PDPM_SAMPLES];
+    out->samples = (double)s;
+    out->executions = (double)c[PDPM_WEIGHT2] / 2;
+    out->imiss = ratio(c[PDPM_IMISS], s);
+    out->itbmiss = ratio(c[PDPM_ITBMISS], s);
+    out->dtbmiss = c[PDPM_LOADS] + c[PDPM_STORES] ? ratio(c[PDPM_DTBMISS], c[PDPM_LOADS] + c[PDPM_STORES]) : NAN;
+    out->dmiss = ratio(c[PDPM_DMISS], c[PDPM_LOADS]);
+    out->mispredict = ratio(c[PDPM_MISPREDICT], c[PDPM_CBRANCH] + c[PDPM_JUMPS]);
+    out->taken = ratio(c[PDPM_TAKEN], c[PDPM_CBRANCH]);
+    out->fetch_issue = ratio(c[PDPM_LAT_FETCH], s);
+    out->head = ratio(c[PDPM_LAT_HEAD], s);
+    out->issue_ready = ratio(c[PDPM_LAT_ISSUE], s);
+    out->load = ratio(c[PDPM_LAT_LOAD], c[PDPM_LOADS]);
+    out->slots = out->slots_used = out->wasted = NAN;
+    if (c[PDPM_PAIRED]) {
+        out->slots = (double)c[PDPM_SLOTS];
+        out->slots_used = (double)c[PDPM_SLOTS_USED];
+        out->wasted = out->slots - out->slots_used;
+    }
+}
+
+const profdb_pm *est_pm_at(const profdb_pm *e, size_t n, uint64_t addr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e[mid].offset < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && e[lo].offset == addr ? &e[lo] : NULL;
+}
+
+void est_pm_samples_free(double **w, size_t nprocs)
+{
+    for (size_t p = 0; w && p < nprocs; p++)
+        free(w[p]);
+    free(w);
+}
+
+/* Blocks: their instructions' executions averaged; *samples the samples. */
+static void count_blocks(const cfg_proc *f, est_proc_freq *q, const profdb_pm *e, size_t n, double *samples)
+{
+    for (size_t b = 0; b < f->nblocks; b++) {
+        const cfg_block *bk = &f->blocks[b];
+        double ex = 0, s = 0, ni = (double)((bk->end - bk->start) / 4);
+        for (uint64_t pc = bk->start; pc < bk->end; pc += 4) {
+            const profdb_pm *x = est_pm_at(e, n, pc);
+            if (x) {
+                ex += (double)x->c[PDPM_WEIGHT2] / 2;
+                s += (double)x->c[PDPM_SAMPLES];
+            }
+        }
+        q->block[b] = ni > 0 ? ex / ni : 0;
+        q->block_conf[b] = s >= 400 ? EST_CONF_HIGH : s >= 25 ? EST_CONF_MEDIUM : EST_CONF_LOW;
+        q->block_from[b] = s > 0 ? EST_FROM_SAMPLES : EST_FROM_NONE;
+        q->block_cap[b] = INFINITY;
+        if (samples)
+            samples[b] = s;
+    }
+}
+
+/* Edges out of each block: the branch's own share of taken samples, the
+ * whole block for a lone edge, table targets by their estimates. */
+static void count_edges(const cfg_proc *f, est_proc_freq *q, const profdb_pm *e, size_t n)
+{
+    for (size_t b = 0; b < f->nblocks; b++) {
+        const cfg_block *bk = &f->blocks[b];
+        const profdb_pm *last = bk->end > bk->start ? est_pm_at(e, n, bk->end - 4) : NULL;
+        double taken = last && last->c[PDPM_CBRANCH] ? (double)last->c[PDPM_TAKEN] / (double)last->c[PDPM_CBRANCH]
+                                                      : NAN;
+        double targets = 0;
+        for (uint32_t k = 0; k < bk->nout; k++) {
+            const cfg_edge *ed = &f->edges[f->out_edges[bk->first_out + k]];
+            targets += ed->to < f->nblocks ? q->block[ed->to] : 0;
+        }
+        for (uint32_t k = 0; k < bk->nout; k++) {
+            uint32_t ei = f->out_edges[bk->first_out + k];
+            const cfg_edge *ed = &f->edges[ei];
+            double v = q->block[b];
+            if (bk->nout > 1 && !isnan(taken) && (ed->kind == CFG_EDGE_TAKEN || ed->kind == CFG_EDGE_FALL))
+                v *= ed->kind == CFG_EDGE_TAKEN ? taken : 1 - taken;
+            else if (bk->nout > 1)
+                v = targets > 0 && ed->to < f->nblocks ? v * q->block[ed->to] / targets : v / bk->nout;
+            q->edge[ei] = v;
+            q->edge_conf[ei] = q->block_conf[b];
+            q->edge_from[ei] = q->block_from[b];
+        }
+    }
+    /* edges from the virtual entry: what enters the block beyond its
+     * other predecessors */
+    for (size_t k = 0; k < f->nedges; k++) {
+        const cfg_edge *ed = &f->edges[k];
+        if (ed->from != CFG_ENTRY || ed->to >= f->nblocks)
+            continue;
+        const cfg_block *bk = &f->blocks[ed->to];
+        double in = 0;
+        for (uint32_t j = 0; j < bk->nin; j++) {
+            const cfg_edge *x = &f->edges[f->in_edges[bk->first_in + j]];
+            if (x->from != CFG_ENTRY)
+                in += q->edge[f->in_edges[bk->first_in + j]];
+        }
+        q->edge[k] = q->block[ed->to] > in ? q->block[ed->to] - in : 0;
+        q->edge_conf[k] = q->block_conf[ed->to];
+    }
+}
+
+est_freq *est_freq_from_pm(const cfg_program *cfg, const profdb_pm *e, size_t n, double ***pm_samples, char *err,
+                           size_t errlen)
+{
+    est_freq *f = est_freq_new(cfg);
+    double **w = pm_samples ? calloc(cfg->nprocs + 1, sizeof *w) : NULL;
+    if (!f || (pm_samples && !w)) {
+        snprintf(err, errlen, "out of memory");
+        est_freq_free(f);
+        free(w);
+        return NULL;
+    }
+    for (size_t p = 0; p < cfg->nprocs; p++) {
+        const cfg_proc *pr = &cfg->procs[p];
+        if (w && !(w[p] = calloc(pr->nblocks + 1, sizeof **w))) {
+            snprintf(err, errlen, "out of memory");
+            est_freq_free(f);
+            est_pm_samples_free(w, cfg->nprocs);
+            return NULL;
+        }
+        count_blocks(pr, &f->procs[p], e, n, w ? w[p] : NULL);
+        count_edges(pr, &f->procs[p], e, n);
+        for (size_t b = 0; w && b < pr->nblocks; b++)
+            f->procs[p].samples += w[p][b];
+    }
+    if (pm_samples)
+        *pm_samples = w;
+    return f;
+}
+
+bool est_pm_load(const struct est_selection *sel, const char *key, profdb_pm **e, size_t *n, char *err,
+                 size_t errlen)
+{
+    *e = NULL;
+    *n = 0;
+    profdb_error perr;
+    profdb *db = profdb_open(sel->db, 0, &perr);
+    if (!db) {
+        snprintf(err, errlen, "%s", perr.msg);
+        return false;
+    }
+    bool ok = profdb_pm_sum(db, sel->all_epochs ? NULL : sel->epoch, NULL, key, e, n, &perr);
+    profdb_close(db);
+    if (!ok && perr.code == PROFDB_ENOENT)
+        return err[0] = '\0', true;
+    if (!ok)
+        snprintf(err, errlen, "%s", perr.msg);
+    return ok;
+}
+
+double **est_pm_exec_weights(const est_freq *truth)
+{
+    const cfg_program *cfg = truth->cfg;
+    double **w = calloc(cfg->nprocs + 1, sizeof *w);
+    for (size_t p = 0; w && p < cfg->nprocs; p++) {
+        const cfg_proc *f = &cfg->procs[p];
+        if (!(w[p] = calloc(f->nblocks + 1, sizeof **w))) {
+            est_pm_samples_free(w, cfg->nprocs);
+            return NULL;
+        }
+        for (size_t b = 0; b < f->nblocks; b++)
+            w[p][b] = truth->procs[p].block[b] * (double)((f->blocks[b].end - f->blocks[b].start) / 4);
+    }
+    return w;
+}
