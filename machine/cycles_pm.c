@@ -71,10 +71,12 @@ void pm_history(cycles_core *c, const cycles_insn *last, uint64_t last_pc, uint6
         s->hist_len++;
 }
 
-/* b issued while a was in progress (fetched, result not yet ready). */
+/* b issued while a was in progress: from the cycle a's fetch block could
+ * issue up to, not including, the cycle a's result is ready; the cycles
+ * the paper's issue slots count for a are the same ones. */
 static bool overlaps(const cycles_pm *a, const cycles_pm *b)
 {
-    return b->issue >= a->fetch && b->issue <= a->ready;
+    return b->issue >= a->fetch && b->issue < a->ready;
 }
 
 void pm_tagged(cycles_core *c, cycles_pm *r, bool first, bool second)

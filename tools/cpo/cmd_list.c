@@ -3,7 +3,8 @@
  *
  * One procedure instruction by instruction: address, one sample count per
  * event, the instruction, and with --source the source line each run of
- * instructions came from (docs/profile-tools.md).
+ * instructions came from; with --profileme, each instruction's ProfileMe
+ * columns (cpo profileme) after the counts (docs/profile-tools.md).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "common/le.h"
 #include "alpha/insn.h"
 #include "estimator/profset.h"
+#include "estimator/profileme.h"
 #include "estimator/samples.h"
 #include "tools/cpo/commands.h"
 
@@ -23,7 +25,7 @@
 
 static const char USAGE[] =
     "usage: cpo list PROC [--db DIR] [-e EVENT]... [--epoch E | --all-epochs] [--image IMAGE] "
-    "[--source]\n";
+    "[--source] [--profileme]\n";
 
 static bool symbolize(void *ctx, uint64_t addr, char *buf, size_t size)
 {
@@ -117,7 +119,7 @@ static int digits(uint64_t v)
     return d;
 }
 
-static int list_one(const est_set *s, const est_image *im, const image_symbol *sym, bool with_source)
+static int list_one(const est_set *s, const est_image *im, const image_symbol *sym, bool with_source, bool pm)
 {
     image *img = im->img;
     uint64_t start, end;
@@ -127,12 +129,16 @@ static int list_one(const est_set *s, const est_image *im, const image_symbol *s
         fprintf(stderr, "cpo: %s: procedure '%s' has no code in the file\n", img->path, sym->name);
         return 1;
     }
-    size_t nev = s->nevents, first, last;
+    size_t nev = s->nevents, first, last, npm = 0;
+    profdb_pm *pme = NULL;
+    if (pm && !cpo_pm_load(s, im, &pme, &npm))
+        return 1;
     uint64_t *sum = calloc(nev ? nev : 1, sizeof *sum);
     int *w = calloc(nev ? nev : 1, sizeof *w);
     if (!sum || !w) {
         free(sum);
         free(w);
+        free(pme);
         fprintf(stderr, "cpo: out of memory\n");
         return 1;
     }
@@ -160,6 +166,8 @@ static int list_one(const est_set *s, const est_image *im, const image_symbol *s
     printf("%-10s", "address");
     for (size_t e = 0; e < nev; e++)
         printf("  %*s", w[e], s->events[e]);
+    if (pm)
+        cpo_pm_header();
     printf("  instruction\n");
     source src = { 0 };
     const char *last_file = NULL;
@@ -192,6 +200,8 @@ static int list_one(const est_set *s, const est_image *im, const image_symbol *s
         printf("%-10" PRIx64, pc);
         for (size_t e = 0; e < nev; e++)
             printf("  %*" PRIu64, w[e], c ? c[e] : 0);
+        if (pm)
+            cpo_pm_columns(est_pm_at(pme, npm, pc));
         if (tab)
             printf("  %-8s %s\n", text, tab + 1);
         else
@@ -199,9 +209,12 @@ static int list_one(const est_set *s, const est_image *im, const image_symbol *s
     }
     if (with_source && !any_line)
         printf("(no source lines: %s has no line information for %s)\n", img->path, sym->name);
+    if (pm && !npm)
+        printf("(no ProfileMe samples of %s)\n", im->path);
     source_free(&src);
     free(sum);
     free(w);
+    free(pme);
     return 0;
 }
 
@@ -210,7 +223,7 @@ int cmd_list(int argc, char **argv)
     est_selection sel = { 0 };
     est_error err;
     const char *proc = NULL, *want = NULL;
-    bool with_source = false;
+    bool with_source = false, pm = false;
     int rc = 0;
     for (int i = 1; i < argc; i++) {
         int k = cpo_selection_arg(&sel, argc, argv, &i, &err);
@@ -223,6 +236,8 @@ int cmd_list(int argc, char **argv)
             continue;
         if (!strcmp(argv[i], "--source")) {
             with_source = true;
+        } else if (!strcmp(argv[i], "--profileme")) {
+            pm = true;
         } else if (!strcmp(argv[i], "--image") && i + 1 < argc) {
             want = argv[++i];
         } else if (argv[i][0] != '-' && !proc) {
@@ -302,7 +317,7 @@ int cmd_list(int argc, char **argv)
             fprintf(stderr, "  %s (build-id %s)\n", found[i]->path, found[i]->key);
         rc = 1;
     } else {
-        rc = list_one(&s, found[0], syms[0], with_source);
+        rc = list_one(&s, found[0], syms[0], with_source, pm);
     }
     if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
         perror("cpo: list: stdout");

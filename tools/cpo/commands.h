@@ -21,6 +21,13 @@ int cmd_stats(int argc, char **argv);    /* cmd_stats.c: estimator/ statistics a
 int cmd_diff(int argc, char **argv);     /* cmd_diff.c: estimator/ differences, rewriter/ address maps */
 int cmd_accuracy(int argc, char **argv); /* cmd_accuracy.c: estimator/ against exact counts */
 int cmd_values(int argc, char **argv);   /* cmd_values.c: profdb/ value profiles */
+int cmd_profileme(int argc, char **argv); /* cmd_profileme.c: profdb/ + estimator/ ProfileMe profiles */
+/* cmd_profileme.c, for cpo list --profileme: an image's ProfileMe
+ * entries (false: an error, said), and its columns (e NULL: blanks). */
+struct profdb_pm;
+bool cpo_pm_load(const est_set *s, const est_image *im, struct profdb_pm **e, size_t *n);
+void cpo_pm_header(void);
+void cpo_pm_columns(const struct profdb_pm *e);
 int cmd_calc(int argc, char **argv);     /* cmd_calc.c: estimator/ frequencies and CPI */
 int cmd_export(int argc, char **argv);   /* cmd_export.c: estimator/ pprof export */
 /* prof_stacks.c: cpo prof --callers/--callees PROC (proc non-NULL) or

@@ -1,0 +1,271 @@
+/*
+ * cpo profileme [PROC] [--db DIR] [--epoch E | --all-epochs] [--image IMAGE] [--json] [--histories N]
+ *
+ * The ProfileMe profiles (profdb/profileme.h) per instruction: samples,
+ * estimated executions, event rates, mean latencies and, from paired
+ * samples, wasted issue slots (estimator/profileme.h).  Addresses are
+ * link-time.  With PROC, that procedure's instructions only
+ * (docs/profile-tools.md).  `cpo list PROC --profileme` shows the same
+ * columns beside the disassembly (cpo_pm_* below).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "estimator/profileme.h"
+#include "tools/cpo/commands.h"
+
+#ifndef STT_FUNC
+#define STT_FUNC 2
+#endif
+
+static const char USAGE[] =
+    "usage: cpo profileme [PROC] [--db DIR] [--epoch E | --all-epochs] [--image IMAGE] [--json]\n"
+    "                     [--histories N]\n";
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static bool names_image(const est_image *im, const char *want)
+{
+    size_t n = strlen(want);
+    return !strcmp(im->path, want) || !strcmp(base_name(im->path), want) || (n >= 8 && !strncmp(im->key, want, n));
+}
+
+bool cpo_pm_load(const est_set *s, const est_image *im, profdb_pm **e, size_t *n)
+{
+    est_selection sel = { .db = s->db, .epoch = s->all_epochs ? NULL : s->epoch, .all_epochs = s->all_epochs };
+    char msg[1024] = "";
+    if (!est_pm_load(&sel, im->key, e, n, msg, sizeof msg)) {
+        fprintf(stderr, "cpo: %s\n", msg);
+        return false;
+    }
+    return true;
+}
+
+void cpo_pm_header(void)
+{
+    printf("  %7s %11s %6s %6s %6s %6s %6s %6s %6s %6s %11s", "pm", "execs", "dmiss%", "mispr%", "imiss%", "f>i",
+           "head", "i>r", "load", "useful", "wasted");
+}
+
+static void pct(double v)
+{
+    if (isnan(v))
+        printf(" %6s", "-");
+    else
+        printf(" %6.1f", 100 * v);
+}
+
+static void cyc(double v)
+{
+    if (isnan(v))
+        printf(" %6s", "-");
+    else
+        printf(" %6.1f", v);
+}
+
+void cpo_pm_columns(const profdb_pm *e)
+{
+    if (!e) {
+        printf("  %7s %11s %6s %6s %6s %6s %6s %6s %6s %6s %11s", "", "", "", "", "", "", "", "", "", "", "");
+        return;
+    }
+    est_pm_metrics m;
+    est_pm_metrics_of(e, &m);
+    printf("  %7.0f %11.0f", m.samples, m.executions);
+    pct(m.dmiss);
+    pct(m.mispredict);
+    pct(m.imiss);
+    cyc(m.fetch_issue);
+    cyc(m.head);
+    cyc(m.issue_ready);
+    cyc(m.load);
+    pct(e->c[PDPM_PAIRED] ? (double)e->c[PDPM_USEFUL] / (double)e->c[PDPM_PAIRED] : NAN);
+    if (isnan(m.wasted))
+        printf(" %11s", "-");
+    else
+        printf(" %11.0f", m.wasted);
+}
+
+/* A history value (length << 16 | bits) as the branch outcomes, oldest
+ * first: T taken, N not. */
+static void history_text(uint64_t v, char *out)
+{
+    unsigned len = (unsigned)(v >> 16) & 31;
+    for (unsigned i = 0; i < len; i++)
+        out[i] = (v >> (len - 1 - i)) & 1 ? 'T' : 'N';
+    out[len] = '\0';
+}
+
+static void json_num(const char *name, double v)
+{
+    if (isnan(v))
+        printf(", \"%s\": null", name);
+    else
+        printf(", \"%s\": %.6g", name, v);
+}
+
+static void print_json(const profdb_pm *e, size_t nhist, bool *first)
+{
+    est_pm_metrics m;
+    est_pm_metrics_of(e, &m);
+    printf("%s\n  {\"address\": \"0x%" PRIx64 "\"", *first ? "" : ",", e->offset);
+    *first = false;
+    for (int k = 0; k < PDPM_NCOUNTERS; k++)
+        printf(", \"%s\": %" PRIu64, profdb_pm_counter_name(k), e->c[k]);
+    json_num("executions", m.executions);
+    json_num("dmiss_rate", m.dmiss);
+    json_num("mispredict_rate", m.mispredict);
+    json_num("imiss_rate", m.imiss);
+    json_num("wasted_slots", m.wasted);
+    printf(", \"histograms\": {");
+    for (int l = 0; l < PDPM_NLAT; l++) {
+        printf("%s\"%s\": [", l ? ", " : "", profdb_pm_latency_name(l));
+        for (int k = 0; k < PDPM_NBINS; k++)
+            printf("%s%" PRIu64, k ? ", " : "", e->hist[l][k]);
+        printf("]");
+    }
+    printf("}, \"histories\": [");
+    hot_value top[HOTLIST_MAX];
+    double share[HOTLIST_MAX];
+    size_t n = hotlist_top(&e->paths, top, share, nhist);
+    for (size_t i = 0; i < n; i++) {
+        char h[40];
+        history_text(top[i].value, h);
+        printf("%s{\"branches\": \"%s\", \"share\": %.4f}", i ? ", " : "", h, share[i]);
+    }
+    printf("]}");
+}
+
+static void print_text(const profdb_pm *e, size_t nhist)
+{
+    printf("0x%-10" PRIx64, e->offset);
+    cpo_pm_columns(e);
+    hot_value top[HOTLIST_MAX];
+    double share[HOTLIST_MAX];
+    size_t n = hotlist_top(&e->paths, top, share, nhist);
+    for (size_t i = 0; i < n; i++) {
+        char h[40];
+        history_text(top[i].value, h);
+        printf("%s%s %.0f%%", i ? ", " : "  ", h[0] ? h : "-", 100 * share[i]);
+    }
+    printf("\n");
+}
+
+typedef struct opts {
+    const char *proc, *want;
+    bool json;
+    size_t nhist;
+} opts;
+
+static size_t show_image(const est_set *s, const est_image *im, const opts *o, bool *first)
+{
+    uint64_t lo = 0, hi = UINT64_MAX;
+    if (o->proc) {
+        const image_symbol *sym = im->img ? image_symbol_by_name(im->img, o->proc) : NULL;
+        if (!sym || sym->type != STT_FUNC)
+            return 0;
+        est_function_extent(im->img, sym, &lo, &hi);
+    }
+    profdb_pm *e;
+    size_t n, shown = 0;
+    if (!cpo_pm_load(s, im, &e, &n))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].offset < lo || e[i].offset >= hi)
+            continue;
+        if (!o->json && !shown) {
+            printf("\nImage %s (%s)\n%-12s", im->path, im->key, "address");
+            cpo_pm_header();
+            printf("  %s\n", o->nhist ? "branch histories before it (oldest first)" : "");
+        }
+        if (o->json)
+            print_json(&e[i], o->nhist, first);
+        else
+            print_text(&e[i], o->nhist);
+        shown++;
+    }
+    free(e);
+    return shown;
+}
+
+static int parse(int argc, char **argv, est_selection *sel, opts *o)
+{
+    est_error err;
+    for (int i = 1; i < argc; i++) {
+        int k = cpo_selection_arg(sel, argc, argv, &i, &err);
+        if (k < 0) {
+            fprintf(stderr, "cpo: profileme: %s\n%s", err.msg, USAGE);
+            return 2;
+        }
+        if (k)
+            continue;
+        char *end;
+        if (!strcmp(argv[i], "--json")) {
+            o->json = true;
+        } else if (!strcmp(argv[i], "--image") && i + 1 < argc) {
+            o->want = argv[++i];
+        } else if (!strcmp(argv[i], "--histories") && i + 1 < argc) {
+            unsigned long v = strtoul(argv[++i], &end, 10);
+            if (*end || v > HOTLIST_MAX || argv[i][0] == '-') {
+                fprintf(stderr, "cpo: profileme: --histories: expected 0 to %d, got '%s'\n%s", HOTLIST_MAX,
+                        argv[i], USAGE);
+                return 2;
+            }
+            o->nhist = v;
+        } else if (argv[i][0] != '-' && !o->proc) {
+            o->proc = argv[i];
+        } else {
+            fprintf(stderr, "cpo: profileme: unexpected argument '%s'\n%s", argv[i], USAGE);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+int cmd_profileme(int argc, char **argv)
+{
+    est_selection sel = { 0 };
+    opts o = { .nhist = 3 };
+    int rc = parse(argc, argv, &sel, &o);
+    if ((rc = cpo_selection_finish("profileme", &sel, rc)))
+        return rc;
+    est_set s;
+    est_error err;
+    if (!est_load(&sel, &s, &err)) {
+        fprintf(stderr, "cpo: %s\n", err.msg);
+        cpo_selection_release(&sel);
+        return 1;
+    }
+    bool first = true;
+    size_t shown = 0, named = 0;
+    if (o.json)
+        printf("[");
+    else
+        printf("Database %s, %s%s\n", s.db, s.all_epochs ? "all epochs" : "epoch ", s.all_epochs ? "" : s.epoch);
+    for (size_t i = 0; i < s.nimages; i++) {
+        const est_image *im = &s.images[i];
+        if (im->status == EST_IMAGE_UNKNOWN || (o.want && !names_image(im, o.want)))
+            continue;
+        named++;
+        shown += show_image(&s, im, &o, &first);
+    }
+    if (o.json)
+        printf("%s]\n", first ? "" : "\n");
+    rc = 0;
+    if (o.want && !named) {
+        fprintf(stderr, "cpo: profileme: no image %s in the selection\n", o.want);
+        rc = 1;
+    } else if (!shown && !o.json) {
+        printf("(no ProfileMe samples%s%s)\n", o.proc ? " in " : "", o.proc ? o.proc : "");
+    }
+    est_free(&s);
+    cpo_selection_release(&sel);
+    return rc;
+}
