@@ -1,0 +1,68 @@
+#!/bin/bash
+# ProfileMe on axp (docs/notes/profileme.md): each workload runs once under
+# cpod with cycle samples (cycles:2000), D-cache miss counter samples
+# (dmiss:DMISS) and ProfileMe (profileme:PM, pairs within 64), with
+# --exact and --truth; then
+# - frequencies: the share of ProfileMe samples whose block frequency,
+#   counted from the samples, is within 5% of the exact count, beside the
+#   cycle-sample estimate of the same run (each weighted by its own
+#   samples, and both weighted by instructions executed);
+# - event attribution: for instructions with at least 500 ProfileMe
+#   samples, the D-cache miss rate from ProfileMe against the cycle
+#   model's (--truth, loads answered below the D-cache), and where the
+#   dmiss counter's samples land (on a load that missed, or skidded);
+# - wasted issue slots per procedure from paired samples against the
+#   model's (axp --pm-truth);
+# - nothing lost, and the speed of the machine with and without ProfileMe
+#   (the same run with cycles:2000 and dmiss alone).
+# PM_WORKLOADS picks the workloads (default: lua sort, speedtest1, zstd),
+# PM_PERIOD and PM_DMISS the periods (default 1000 and 500).
+set -u
+export AXP_EPOCH=${AXP_EPOCH:-1700000000}
+BUILD=${BUILD:-build}
+B=$BUILD/bin
+WL=$BUILD/workloads
+PM=${PM_PERIOD:-1000}
+DM=${PM_DMISS:-500}
+[ -x "$B/cpo" ] && [ -x "$B/axp" ] && [ -x "$B/cpod" ] || { echo "tools not built (make)"; exit 1; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cpo-bench-pm.XXXXXX")
+cleanup() {
+  for d in "$tmp"/db-*; do "$B/cpo" quit --db "$d" >/dev/null 2>&1; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+"$WL/host/datagen" -g2M -P40 -s7 >"$tmp/z.dat" 2>/dev/null
+
+WORKLOADS=${PM_WORKLOADS:-"lua-sort speedtest1 zstd"}
+spec() {
+  case $1 in
+    lua-*) echo "$WL/bin/lua-static tests/workloads/lua/${1#lua-}.lua";;
+    speedtest1) echo "$WL/bin/speedtest1-static --size 1";;
+    zstd) echo "$WL/bin/zstd-static -3 -c $tmp/z.dat";;
+  esac
+}
+
+echo "profileme:$PM (pairs within 64), cycles:2000, dmiss:$DM"
+for w in $WORKLOADS; do
+  read -r img args <<<"$(spec "$w")"
+  [ -x "$img" ] || { echo "$w: $img not built"; continue; }
+  db=$tmp/db-$w
+  "$B/cpod" --db "$db" --flush 1h || { echo "$w: cpod did not start"; continue; }
+  # shellcheck disable=SC2086
+  /usr/bin/time -f "%e" -o "$tmp/t.pm" "$B/axp" run --pmu "cycles:2000,dmiss:$DM,profileme:$PM" \
+    --profileme-window 64 --collector "$db" --stats="$tmp/s.json" --exact "$tmp/x.exact" \
+    --truth "$tmp/x.truth" ${PM_TRUTH:+--pm-truth "$tmp/x.pmtruth"} -- "$img" $args >/dev/null 2>&1
+  "$B/cpo" quit --db "$db" >"$tmp/flush"
+  # the speed: the same run without ProfileMe and without the truths, and with ProfileMe
+  # shellcheck disable=SC2086
+  /usr/bin/time -f "%e" -o "$tmp/t.0" "$B/axp" run --pmu "cycles:2000,dmiss:$DM" -- "$img" $args >/dev/null 2>&1
+  # shellcheck disable=SC2086
+  /usr/bin/time -f "%e" -o "$tmp/t.1" "$B/axp" run --pmu "cycles:2000,dmiss:$DM,profileme:$PM" \
+    --profileme-window 64 -- "$img" $args >/dev/null 2>&1
+  "$B/cpo" accuracy --db "$db" --exact "$tmp/x.exact" --image "$img" --profileme --json >"$tmp/acc.json" \
+    2>"$tmp/err" || { echo "$w: $(cat "$tmp/err")"; continue; }
+  "$B/cpo" profileme --db "$db" --image "$img" --json --histories 0 >"$tmp/pm.json"
+  "$B/cpo" prof --db "$db" -e dmiss --image "$img" >/dev/null 2>&1
+  python3 scripts/bench/profileme_compare.py "$w" "$tmp/acc.json" "$tmp/pm.json" "$tmp/x.truth" \
+    "$tmp/x.pmtruth" "$tmp/s.json" "$tmp/flush" "$img" "$(cat "$tmp/t.0")" "$(cat "$tmp/t.1")" "$DM"
+done
