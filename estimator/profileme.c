@@ -59,26 +59,46 @@ void est_pm_samples_free(double **w, size_t nprocs)
     free(w);
 }
 
-/* Blocks: their instructions' executions averaged; *samples the samples. */
-static void count_blocks(const cfg_proc *f, est_proc_freq *q, const profdb_pm *e, size_t n, double *samples)
+/* Blocks: the executions of the instructions of their frequency class
+ * (cfg/, blocks that run equally often) averaged, which pools the
+ * samples of every block of the class; *samples each block's own. */
+static bool count_blocks(const cfg_proc *f, est_proc_freq *q, const profdb_pm *e, size_t n, double *samples)
 {
+    size_t nc = f->nclasses ? f->nclasses : 1;
+    double *ex = calloc(nc, sizeof *ex), *ni = calloc(nc, sizeof *ni), *sc = calloc(nc, sizeof *sc);
+    if (!ex || !ni || !sc) {
+        free(ex);
+        free(ni);
+        free(sc);
+        return false;
+    }
     for (size_t b = 0; b < f->nblocks; b++) {
         const cfg_block *bk = &f->blocks[b];
-        double ex = 0, s = 0, ni = (double)((bk->end - bk->start) / 4);
+        size_t c = bk->eqclass < nc ? bk->eqclass : 0;
+        double s = 0;
         for (uint64_t pc = bk->start; pc < bk->end; pc += 4) {
             const profdb_pm *x = est_pm_at(e, n, pc);
             if (x) {
-                ex += (double)x->c[PDPM_WEIGHT2] / 2;
+                ex[c] += (double)x->c[PDPM_WEIGHT2] / 2;
                 s += (double)x->c[PDPM_SAMPLES];
             }
         }
-        q->block[b] = ni > 0 ? ex / ni : 0;
-        q->block_conf[b] = s >= 400 ? EST_CONF_HIGH : s >= 25 ? EST_CONF_MEDIUM : EST_CONF_LOW;
-        q->block_from[b] = s > 0 ? EST_FROM_SAMPLES : EST_FROM_NONE;
-        q->block_cap[b] = INFINITY;
+        ni[c] += (double)((bk->end - bk->start) / 4);
+        sc[c] += s;
         if (samples)
             samples[b] = s;
     }
+    for (size_t b = 0; b < f->nblocks; b++) {
+        size_t c = f->blocks[b].eqclass < nc ? f->blocks[b].eqclass : 0;
+        q->block[b] = ni[c] > 0 ? ex[c] / ni[c] : 0;
+        q->block_conf[b] = sc[c] >= 400 ? EST_CONF_HIGH : sc[c] >= 25 ? EST_CONF_MEDIUM : EST_CONF_LOW;
+        q->block_from[b] = sc[c] > 0 ? EST_FROM_SAMPLES : EST_FROM_NONE;
+        q->block_cap[b] = INFINITY;
+    }
+    free(ex);
+    free(ni);
+    free(sc);
+    return true;
 }
 
 /* Edges out of each block: the branch's own share of taken samples, the
@@ -145,7 +165,12 @@ est_freq *est_freq_from_pm(const cfg_program *cfg, const profdb_pm *e, size_t n,
             est_pm_samples_free(w, cfg->nprocs);
             return NULL;
         }
-        count_blocks(pr, &f->procs[p], e, n, w ? w[p] : NULL);
+        if (!count_blocks(pr, &f->procs[p], e, n, w ? w[p] : NULL)) {
+            snprintf(err, errlen, "out of memory");
+            est_freq_free(f);
+            est_pm_samples_free(w, cfg->nprocs);
+            return NULL;
+        }
         count_edges(pr, &f->procs[p], e, n);
         for (size_t b = 0; w && b < pr->nblocks; b++)
             f->procs[p].samples += w[p][b];

@@ -36,8 +36,8 @@ void est_pm_metrics_of(const profdb_pm *e, est_pm_metrics *out);
 const profdb_pm *est_pm_at(const profdb_pm *e, size_t n, uint64_t addr);
 
 /* Block and edge frequencies counted from ProfileMe samples: a block's
- * executions are its instructions' estimated executions averaged (each
- * executes as often), an edge out of a conditional branch takes the share
+ * executions are the estimated executions of the instructions of its
+ * frequency class averaged (each executes as often), an edge out of a conditional branch takes the share
  * of the branch's samples that went its way, the only edge out of a block
  * all of it, and table jumps split by their targets' estimates.  Blocks
  * with no sample are 0 with low confidence.  pm_samples, when not NULL,

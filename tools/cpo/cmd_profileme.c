@@ -34,7 +34,8 @@ static const char *base_name(const char *p)
 static bool names_image(const est_image *im, const char *want)
 {
     size_t n = strlen(want);
-    return !strcmp(im->path, want) || !strcmp(base_name(im->path), want) || (n >= 8 && !strncmp(im->key, want, n));
+    return !strcmp(im->path, want) || !strcmp(base_name(im->path), base_name(want)) ||
+           (n >= 8 && !strncmp(im->key, want, n));
 }
 
 bool cpo_pm_load(const est_set *s, const est_image *im, profdb_pm **e, size_t *n)
