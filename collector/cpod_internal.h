@@ -493,6 +493,7 @@ struct cpod {
 
     /* lifetime figures */
     uint64_t samples, unknown, merged;   /* samples taken, unknown, merged */
+    cpod_pmset pm_gone;    /* ProfileMe figures of the generations handed to merges (no entries) */
     drv_counters gone;     /* counters of the machines that went away */
     unsigned machines_gone;
     long long next_drain, next_flush;    /* monotonic ms */

@@ -24,6 +24,8 @@ B=$BUILD/bin
 WL=$BUILD/workloads
 PM=${PM_PERIOD:-1000}
 DM=${PM_DMISS:-500}
+# the pair window must stay below the shortest interval (PM/2)
+WIN=${PM_WINDOW:-$((PM / 2 - 1 < 64 ? PM / 2 - 1 : 64))}
 [ -x "$B/cpo" ] && [ -x "$B/axp" ] && [ -x "$B/cpod" ] || { echo "tools not built (make)"; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cpo-bench-pm.XXXXXX")
 cleanup() {
@@ -42,7 +44,7 @@ spec() {
   esac
 }
 
-echo "profileme:$PM (pairs within 64), cycles:2000, dmiss:$DM"
+echo "profileme:$PM (pairs within $WIN), cycles:2000, dmiss:$DM"
 for w in $WORKLOADS; do
   read -r img args <<<"$(spec "$w")"
   [ -x "$img" ] || { echo "$w: $img not built"; continue; }
@@ -50,7 +52,7 @@ for w in $WORKLOADS; do
   "$B/cpod" --db "$db" --flush 1h || { echo "$w: cpod did not start"; continue; }
   # shellcheck disable=SC2086
   /usr/bin/time -f "%e" -o "$tmp/t.pm" "$B/axp" run --pmu "cycles:2000,dmiss:$DM,profileme:$PM" \
-    --profileme-window 64 --collector "$db" --stats="$tmp/s.json" --exact "$tmp/x.exact" \
+    --profileme-window "$WIN" --collector "$db" --stats="$tmp/s.json" --exact "$tmp/x.exact" \
     --truth "$tmp/x.truth" ${PM_TRUTH:+--pm-truth "$tmp/x.pmtruth"} -- "$img" $args >/dev/null 2>&1
   "$B/cpo" quit --db "$db" >"$tmp/flush"
   # the speed: the same run without ProfileMe and without the truths, and with ProfileMe
@@ -58,7 +60,7 @@ for w in $WORKLOADS; do
   /usr/bin/time -f "%e" -o "$tmp/t.0" "$B/axp" run --pmu "cycles:2000,dmiss:$DM" -- "$img" $args >/dev/null 2>&1
   # shellcheck disable=SC2086
   /usr/bin/time -f "%e" -o "$tmp/t.1" "$B/axp" run --pmu "cycles:2000,dmiss:$DM,profileme:$PM" \
-    --profileme-window 64 -- "$img" $args >/dev/null 2>&1
+    --profileme-window "$WIN" -- "$img" $args >/dev/null 2>&1
   "$B/cpo" accuracy --db "$db" --exact "$tmp/x.exact" --image "$img" --profileme --json >"$tmp/acc.json" \
     2>"$tmp/err" || { echo "$w: $(cat "$tmp/err")"; continue; }
   "$B/cpo" profileme --db "$db" --image "$img" --json --histories 0 >"$tmp/pm.json"

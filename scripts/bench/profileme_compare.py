@@ -59,7 +59,7 @@ if os.path.exists(pmtruthf):
 st = json.load(open(statsf))
 d = st["driver"]
 flush = open(flushf).read()
-m = re.search(r"profileme (\d+) records into \d+ instructions of \d+ images \((\d+) unmapped, (\d+) malformed, (\d+) lost\)", flush)
+m = re.search(r"since start (\d+) records, (\d+) unmapped, (\d+) malformed, (\d+) lost", flush)
 print("  records: %d made, %d lost on the way, cpod took %s (%s unmapped, %s lost)" %
       (st["profileme"]["records"], d["profileme_lost"] + d["profileme_rejected"],
        m.group(1) if m else "?", m.group(2) if m else "?", m.group(4) if m else "?"))
