@@ -144,6 +144,7 @@ void cycles_free(cycles_core *c)
     ccache_free(&c->sc);
     ccache_free(&c->bc);
     free(c->bp);
+    free(c->pm.open);
     free(c);
 }
 
@@ -556,10 +557,12 @@ static __attribute__((noinline)) void pm_block(cycles_core *c, const cycles_insn
             fetch_miss(c, ipc, t, fb);
         if ((ipc != c->seq_pc) | !(ipc & c->fb_mask))
             fb_at = c->fetch_ready > t ? c->fetch_ready : t;
-        bool first = --s->left == 0;
+        bool first = s->sampling && --s->left == 0;
         bool second = s->left2 && --s->left2 == 0;
         if (likely(!first && !second)) {
             step(c, &ins[i], ipc, ea[i], npc, fb & FB_DTB);
+            if (s->truth)
+                pm_truth_step(c, ipc, fb_at, c->st.cycles, c->times[ins[i].dst]);
             continue;
         }
         uint64_t dmiss = c->st.dcache_misses, mp = c->st.branch_mispredicts + c->st.jump_mispredicts;
@@ -581,6 +584,8 @@ static __attribute__((noinline)) void pm_block(cycles_core *c, const cycles_insn
             r.flags |= CPM_JUMP;
             r.ea = npc;
         }
+        if (s->truth)
+            pm_truth_step(c, ipc, fb_at, r.issue, r.ready);
         pm_tagged(c, &r, first, second);
     }
 }

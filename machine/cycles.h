@@ -230,6 +230,15 @@ typedef struct cycles_pm_config {
 /* fn gets one record (n 1) or a pair (n 2, first then second). */
 void cycles_set_profileme(cycles_core *c, const cycles_pm_config *cfg,
                           void (*fn)(void *ctx, const cycles_pm *r, int n), void *ctx);
+/* The truth behind ProfileMe's wasted issue slots: with fn set, every
+ * instruction goes through the model one at a time (the same cycles) and,
+ * once no later instruction can issue in its time in progress (from its
+ * fetch block's readiness up to its result), fn gets its issue slots in
+ * that time (width x cycles) and how many other instructions issued then.
+ * cycles_pm_truth_flush hands over those still open (at the end). */
+void cycles_set_pm_truth(cycles_core *c, void (*fn)(void *ctx, uint64_t pc, uint64_t slots, uint64_t used),
+                         void *ctx);
+void cycles_pm_truth_flush(cycles_core *c);
 typedef struct cycles_pm_stats {
     uint64_t tagged, records, pairs;
 } cycles_pm_stats;

@@ -76,8 +76,19 @@ struct cycles_front {
 
 /* ProfileMe's state (cycles_pm.c): countdowns in fetched instructions
  * to the next tagged instruction, and the global branch history. */
+#define PMT_RECENT 1024         /* issue cycles of the last instructions, for the truth */
+typedef struct pm_open {
+    uint64_t pc, fetch, ready, used;
+} pm_open;
 typedef struct pm_state {
     bool on;
+    bool sampling;              /* ProfileMe tags instructions (else only the truth) */
+    void (*truth)(void *ctx, uint64_t pc, uint64_t slots, uint64_t used);
+    void *truth_ctx;
+    uint64_t recent[PMT_RECENT];
+    uint32_t nrecent;           /* written so far (the ring holds the last PMT_RECENT) */
+    pm_open *open;              /* instructions whose time in progress is not over */
+    size_t nopen, copen;
     cycles_pm_config cfg;
     void (*fn)(void *ctx, const cycles_pm *r, int n);
     void *ctx;
@@ -150,6 +161,8 @@ struct cycles_core {
 bool pm_due(cycles_core *c, uint32_t n);
 void pm_tagged(cycles_core *c, cycles_pm *r, bool first, bool second);
 void pm_history(cycles_core *c, const cycles_insn *last, uint64_t last_pc, uint64_t next_pc);
+/* Every instruction of a block going through pm_block, for the truth. */
+void pm_truth_step(cycles_core *c, uint64_t pc, uint64_t fetch, uint64_t issue, uint64_t ready);
 
 /* Value sampling's share of the model (cycles_loads.c). */
 void load_note(cycles_core *c, uint64_t pc, uint64_t latency);

@@ -14,6 +14,7 @@
  * both are done, each record saying whether its partner issued while it
  * was in progress (useful overlap, from its fetch to its result).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "machine/cycles_int.h"
@@ -32,10 +33,9 @@ void cycles_set_profileme(cycles_core *c, const cycles_pm_config *cfg,
                           void (*fn)(void *ctx, const cycles_pm *r, int n), void *ctx)
 {
     pm_state *s = &c->pm;
-    memset(s, 0, sizeof *s);
     if (!cfg || !fn)
         return;
-    s->on = true;
+    s->on = s->sampling = true;
     s->cfg = *cfg;
     s->fn = fn;
     s->ctx = ctx;
@@ -53,7 +53,9 @@ void cycles_pm_get_stats(const cycles_core *c, cycles_pm_stats *out)
 bool pm_due(cycles_core *c, uint32_t n)
 {
     pm_state *s = &c->pm;
-    if (s->left <= n || (s->left2 && s->left2 <= n))
+    if (!s->sampling)
+        return s->truth != NULL;
+    if (s->left <= n || (s->left2 && s->left2 <= n) || s->truth)
         return true;
     s->left -= n;
     if (s->left2)
@@ -113,4 +115,68 @@ void pm_tagged(cycles_core *c, cycles_pm *r, bool first, bool second)
     s->first.window = s->cfg.window;
     s->distance = between(&s->rng, 1, s->cfg.window);
     s->left2 = s->distance;
+}
+
+/* ---- the truth of the wasted issue slots ------------------------------------- */
+
+void cycles_set_pm_truth(cycles_core *c, void (*fn)(void *ctx, uint64_t pc, uint64_t slots, uint64_t used),
+                         void *ctx)
+{
+    pm_state *s = &c->pm;
+    s->truth = fn;
+    s->truth_ctx = ctx;
+    if (fn)
+        s->on = true;
+}
+
+static void truth_close(cycles_core *c, const pm_open *o)
+{
+    c->pm.truth(c->pm.truth_ctx, o->pc, (uint64_t)c->p.issue_width * (o->ready - o->fetch), o->used);
+}
+
+void pm_truth_step(cycles_core *c, uint64_t pc, uint64_t fetch, uint64_t issue, uint64_t ready)
+{
+    pm_state *s = &c->pm;
+    /* later: this one issued in the time of each still open before it */
+    size_t k = 0;
+    for (size_t i = 0; i < s->nopen; i++) {
+        if (issue < s->open[i].ready) {
+            s->open[i].used++;
+            s->open[k++] = s->open[i];
+        } else {
+            truth_close(c, &s->open[i]);
+        }
+    }
+    s->nopen = k;
+    /* earlier: those that issued from its fetch on (in order: the newest first) */
+    pm_open o = { pc, fetch, ready, 0 };
+    for (uint32_t j = s->nrecent; j > 0 && s->nrecent - j < PMT_RECENT; j--) {
+        if (s->recent[(j - 1) % PMT_RECENT] < fetch)
+            break;
+        o.used++;
+    }
+    s->recent[s->nrecent++ % PMT_RECENT] = issue;
+    if (ready <= issue) {
+        truth_close(c, &o);
+        return;
+    }
+    if (s->nopen == s->copen) {
+        size_t cap = s->copen ? 2 * s->copen : 64;
+        pm_open *n = realloc(s->open, cap * sizeof *n);
+        if (!n) {               /* (its figures are lost, not the model's) */
+            truth_close(c, &o);
+            return;
+        }
+        s->open = n;
+        s->copen = cap;
+    }
+    s->open[s->nopen++] = o;
+}
+
+void cycles_pm_truth_flush(cycles_core *c)
+{
+    pm_state *s = &c->pm;
+    for (size_t i = 0; s->truth && i < s->nopen; i++)
+        truth_close(c, &s->open[i]);
+    s->nopen = 0;
 }

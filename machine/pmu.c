@@ -70,9 +70,11 @@ bool pmu_parse(const char *spec, pmu_config *out, char *err, size_t errsize)
             memcpy(num, colon + 1, plen);
             num[plen] = 0;
             unsigned long long p = strtoull(num, &e, 10);
-            if (*e || num[0] == '-' || p < 64 || p > 0x7fffffffULL) {
-                snprintf(err, errsize, "--pmu: period in '%.*s' must be a number from 64 to 2147483647",
-                         (int)len, s);
+            /* ProfileMe costs the guest no interrupt: it may be denser */
+            unsigned long long min = pm ? 8 : 64;
+            if (*e || num[0] == '-' || p < min || p > 0x7fffffffULL) {
+                snprintf(err, errsize, "--pmu: period in '%.*s' must be a number from %llu to 2147483647",
+                         (int)len, s, min);
                 return false;
             }
             lo = (uint32_t)(p - p / 32);

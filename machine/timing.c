@@ -20,6 +20,7 @@ typedef struct truth_ent {
     uint64_t samples[CEV_COUNT];
     uint64_t stalls[ST_COUNT];  /* of hoq, the stall cycles by cause */
     uint64_t levels[CLVL_COUNT]; /* loads: who answered, each time */
+    uint64_t execs, slots, used; /* issue slots in its times in progress, and used by others */
 } truth_ent;
 
 struct timing {
@@ -249,6 +250,18 @@ static void truth_load(void *ctx, uint64_t pc, uint32_t latency, int level)
         e->levels[level & 3]++;
 }
 
+/* Each instruction's issue slots in progress, for --truth's issue.* columns. */
+static void truth_slots(void *ctx, uint64_t pc, uint64_t slots, uint64_t used)
+{
+    truth_fwd *f = ctx;
+    truth_ent *e = truth_slot(f->m->tm, (uint64_t)f->m->tm->pid[f->cpuno] << 44 | pc >> 2);
+    if (e) {
+        e->execs++;
+        e->slots += slots;
+        e->used += used;
+    }
+}
+
 static void truth_event(void *ctx, int ev, uint64_t cycle, uint64_t pc)
 {
     truth_fwd *f = ctx;
@@ -345,6 +358,7 @@ int timing_start(machine *m, char *err, size_t errsz)
              * (static schedules skip loads that hit; same cycles) */
             cycles_set_schedules(t->core[i], false);
             cycles_set_load_hook(t->core[i], truth_load, &t->fwd[i]);
+            cycles_set_pm_truth(t->core[i], truth_slots, &t->fwd[i]);
         }
     }
     for (int i = 0; i < m->ncpu; i++) {
@@ -494,7 +508,9 @@ int axp_write_truth(axp_machine *m, FILE *f)
         fprintf(f, " %s", pmu_event_name(t->pc.ev[i]));
     for (int s = 0; s < ST_COUNT; s++)
         fprintf(f, " stall.%s", cycles_stall_names[s]);
-    fprintf(f, " load.dcache load.scache load.bcache load.memory\n");
+    fprintf(f, " load.dcache load.scache load.bcache load.memory issue.executions issue.slots issue.used\n");
+    for (int i = 0; i < t->ncpu; i++)
+        cycles_pm_truth_flush(t->core[i]);
     for (size_t i = 0; i < t->tcap; i++) {
         const truth_ent *e = &t->tt[i];
         if (!e->key)
@@ -507,7 +523,7 @@ int axp_write_truth(axp_machine *m, FILE *f)
             fprintf(f, " %" PRIu64, e->stalls[s]);
         for (int l = 0; l < CLVL_COUNT; l++)
             fprintf(f, " %" PRIu64, e->levels[l]);
-        fprintf(f, "\n");
+        fprintf(f, " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", e->execs, e->slots, e->used);
     }
     if (t->oom) {
         errno = ENOMEM;

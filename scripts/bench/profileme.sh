@@ -12,7 +12,7 @@
 #   model's (--truth, loads answered below the D-cache), and where the
 #   dmiss counter's samples land (on a load that missed, or skidded);
 # - wasted issue slots per procedure from paired samples against the
-#   model's (axp --pm-truth);
+#   model's (the issue.* columns of --truth);
 # - nothing lost, and the speed of the machine with and without ProfileMe
 #   (the same run with cycles:2000 and dmiss alone).
 # PM_WORKLOADS picks the workloads (default: lua sort, speedtest1, zstd),
@@ -53,7 +53,7 @@ for w in $WORKLOADS; do
   # shellcheck disable=SC2086
   /usr/bin/time -f "%e" -o "$tmp/t.pm" "$B/axp" run --pmu "cycles:2000,dmiss:$DM,profileme:$PM" \
     --profileme-window "$WIN" --collector "$db" --stats="$tmp/s.json" --exact "$tmp/x.exact" \
-    --truth "$tmp/x.truth" ${PM_TRUTH:+--pm-truth "$tmp/x.pmtruth"} -- "$img" $args >/dev/null 2>&1
+    --truth "$tmp/x.truth" -- "$img" $args >/dev/null 2>&1
   "$B/cpo" quit --db "$db" >"$tmp/flush"
   # the speed: the same run without ProfileMe and without the truths, and with ProfileMe
   # shellcheck disable=SC2086
