@@ -58,4 +58,22 @@ bool est_pm_load(const struct est_selection *sel, const char *key, profdb_pm **e
  * count times its instructions), for weighing errors by executions. */
 double **est_pm_exec_weights(const est_freq *truth);
 
+/* The likely paths that led to a sampled instruction (pm_paths.c, the
+ * paper's section 5.3): walking its procedure's CFG backwards from its
+ * block, following only edges that agree with each branch history of its
+ * samples, choosing among agreeing predecessors by the counted
+ * frequencies f.  Each path lists blocks from the instruction's backwards
+ * and has a score, the estimated share of the samples that came that way.
+ * Returns how many (at most max) in out, best first; *proc the procedure. */
+#define EST_PM_PATH_MAX 48
+enum { EST_PM_END_HISTORY, EST_PM_END_ENTRY, EST_PM_END_CALL, EST_PM_END_LONG };
+typedef struct est_pm_path {
+    double score;
+    uint32_t nblocks;
+    uint32_t block[EST_PM_PATH_MAX];
+    uint8_t ended;              /* EST_PM_END_*: the history used up, no more predecessors, a call, the length */
+} est_pm_path;
+size_t est_pm_paths(const cfg_program *cfg, const est_freq *f, const profdb_pm *e, size_t *proc, est_pm_path *out,
+                    size_t max);
+
 #endif

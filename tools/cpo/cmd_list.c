@@ -25,7 +25,7 @@
 
 static const char USAGE[] =
     "usage: cpo list PROC [--db DIR] [-e EVENT]... [--epoch E | --all-epochs] [--image IMAGE] "
-    "[--source] [--profileme]\n";
+    "[--source] [--profileme] [--paths[=ADDR]]\n";
 
 static bool symbolize(void *ctx, uint64_t addr, char *buf, size_t size)
 {
@@ -119,8 +119,14 @@ static int digits(uint64_t v)
     return d;
 }
 
-static int list_one(const est_set *s, const est_image *im, const image_symbol *sym, bool with_source, bool pm)
+typedef struct list_opts {
+    bool with_source, pm, paths;
+    uint64_t paths_at;          /* --paths=ADDR, 0: the most sampled instruction */
+} list_opts;
+
+static int list_one(const est_set *s, const est_image *im, const image_symbol *sym, const list_opts *o)
 {
+    bool with_source = o->with_source, pm = o->pm || o->paths;
     image *img = im->img;
     uint64_t start, end;
     est_function_extent(img, sym, &start, &end);
@@ -211,11 +217,12 @@ static int list_one(const est_set *s, const est_image *im, const image_symbol *s
         printf("(no source lines: %s has no line information for %s)\n", img->path, sym->name);
     if (pm && !npm)
         printf("(no ProfileMe samples of %s)\n", im->path);
+    int rc = o->paths && npm ? cpo_pm_paths(im, pme, npm, start, end, o->paths_at, 10) : 0;
     source_free(&src);
     free(sum);
     free(w);
     free(pme);
-    return 0;
+    return rc;
 }
 
 int cmd_list(int argc, char **argv)
@@ -223,7 +230,7 @@ int cmd_list(int argc, char **argv)
     est_selection sel = { 0 };
     est_error err;
     const char *proc = NULL, *want = NULL;
-    bool with_source = false, pm = false;
+    list_opts lo = { 0 };
     int rc = 0;
     for (int i = 1; i < argc; i++) {
         int k = cpo_selection_arg(&sel, argc, argv, &i, &err);
@@ -234,10 +241,21 @@ int cmd_list(int argc, char **argv)
         }
         if (k)
             continue;
+        char *end;
         if (!strcmp(argv[i], "--source")) {
-            with_source = true;
+            lo.with_source = true;
         } else if (!strcmp(argv[i], "--profileme")) {
-            pm = true;
+            lo.pm = true;
+        } else if (!strcmp(argv[i], "--paths")) {
+            lo.paths = true;
+        } else if (!strncmp(argv[i], "--paths=", 8)) {
+            lo.paths = true;
+            lo.paths_at = strtoull(argv[i] + 8, &end, 16);
+            if (*end || !argv[i][8]) {
+                fprintf(stderr, "cpo: list: --paths=ADDR: '%s' is not an address\n%s", argv[i] + 8, USAGE);
+                rc = 2;
+                break;
+            }
         } else if (!strcmp(argv[i], "--image") && i + 1 < argc) {
             want = argv[++i];
         } else if (argv[i][0] != '-' && !proc) {
@@ -317,7 +335,7 @@ int cmd_list(int argc, char **argv)
             fprintf(stderr, "  %s (build-id %s)\n", found[i]->path, found[i]->key);
         rc = 1;
     } else {
-        rc = list_one(&s, found[0], syms[0], with_source, pm);
+        rc = list_one(&s, found[0], syms[0], &lo);
     }
     if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
         perror("cpo: list: stdout");

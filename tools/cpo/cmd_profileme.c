@@ -94,6 +94,53 @@ void cpo_pm_columns(const profdb_pm *e)
         printf(" %11.0f", m.wasted);
 }
 
+static const char *const ends[] = { "history used up", "entry, or no predecessor agrees", "a call", "length limit" };
+
+int cpo_pm_paths(const est_image *im, const profdb_pm *e, size_t n, uint64_t lo, uint64_t hi, uint64_t addr,
+                 size_t top)
+{
+    const profdb_pm *x = NULL;
+    if (addr) {
+        x = est_pm_at(e, n, addr);
+    } else {            /* the procedure's most sampled instruction with a history */
+        for (size_t i = 0; i < n; i++)
+            if (e[i].offset >= lo && e[i].offset < hi && e[i].paths.n &&
+                (!x || e[i].c[PDPM_SAMPLES] > x->c[PDPM_SAMPLES]))
+                x = &e[i];
+    }
+    if (!x || !x->paths.n) {
+        printf("\n(no ProfileMe branch histories at %s0x%" PRIx64 ")\n", addr ? "" : "any instruction of ",
+               addr ? addr : lo);
+        return addr ? 1 : 0;
+    }
+    char msg[512];
+    cfg_program *cfg = cfg_build(im->img, msg, sizeof msg);
+    est_freq *f = cfg ? est_freq_from_pm(cfg, e, n, NULL, msg, sizeof msg) : NULL;
+    est_pm_path *p = f ? calloc(top, sizeof *p) : NULL;
+    if (!p) {
+        fprintf(stderr, "cpo: %s: %s\n", im->path, f ? "out of memory" : msg);
+        est_freq_free(f);
+        cfg_free(cfg);
+        return 1;
+    }
+    size_t proc = 0, np = est_pm_paths(cfg, f, x, &proc, p, top);
+    printf("\nPaths to 0x%" PRIx64 " (%" PRIu64 " ProfileMe samples, %u branch histories), most likely first:\n",
+           x->offset, x->c[PDPM_SAMPLES], x->paths.n);
+    for (size_t i = 0; i < np; i++) {
+        const cfg_proc *fp = &cfg->procs[proc];
+        printf("  %5.1f%%  ", 100 * p[i].score);
+        for (uint32_t k = p[i].nblocks; k-- > 0;)
+            printf("0x%" PRIx64 "%s", fp->blocks[p[i].block[k]].start, k ? " > " : "");
+        printf("  (ends: %s)\n", ends[p[i].ended & 3]);
+    }
+    if (!np)
+        printf("  (no path of the CFG agrees with the histories)\n");
+    free(p);
+    est_freq_free(f);
+    cfg_free(cfg);
+    return 0;
+}
+
 /* A history value (length << 16 | bits) as the branch outcomes, oldest
  * first: T taken, N not. */
 static void history_text(uint64_t v, char *out)

@@ -28,6 +28,10 @@ struct profdb_pm;
 bool cpo_pm_load(const est_set *s, const est_image *im, struct profdb_pm **e, size_t *n);
 void cpo_pm_header(void);
 void cpo_pm_columns(const struct profdb_pm *e);
+/* cpo list --paths: the likely paths to the instruction at addr (0: the
+ * most sampled of [lo, hi) with a branch history), at most top. */
+int cpo_pm_paths(const est_image *im, const struct profdb_pm *e, size_t n, uint64_t lo, uint64_t hi, uint64_t addr,
+                 size_t top);
 int cmd_calc(int argc, char **argv);     /* cmd_calc.c: estimator/ frequencies and CPI */
 int cmd_export(int argc, char **argv);   /* cmd_export.c: estimator/ pprof export */
 /* prof_stacks.c: cpo prof --callers/--callees PROC (proc non-NULL) or
