@@ -48,6 +48,7 @@ typedef struct est_proc_freq {
 typedef struct est_freq {
     const cfg_program *cfg;
     est_proc_freq *procs;   /* parallel to cfg->procs */
+    double pm_samples;      /* ProfileMe samples the frequencies were counted from (0: none) */
 } est_freq;
 
 /* Cycle samples of one image: per sampled address (ascending). */

@@ -191,7 +191,15 @@ bool est_pm_load(const struct est_selection *sel, const char *key, profdb_pm **e
         snprintf(err, errlen, "%s", perr.msg);
         return false;
     }
-    bool ok = profdb_pm_sum(db, sel->all_epochs ? NULL : sel->epoch, NULL, key, e, n, &perr);
+    /* no epoch named: the current one, as for the PC profiles */
+    char cur[PROFDB_EPOCH_MAX];
+    const char *epoch = sel->epoch;
+    bool ok = true;
+    if (!sel->all_epochs && !epoch) {
+        ok = profdb_current_epoch(db, cur, &perr);
+        epoch = cur;
+    }
+    ok = ok && profdb_pm_sum(db, sel->all_epochs ? NULL : epoch, NULL, key, e, n, &perr);
     profdb_close(db);
     if (!ok && perr.code == PROFDB_ENOENT)
         return err[0] = '\0', true;
@@ -214,4 +222,40 @@ double **est_pm_exec_weights(const est_freq *truth)
             w[p][b] = truth->procs[p].block[b] * (double)((f->blocks[b].end - f->blocks[b].start) / 4);
     }
     return w;
+}
+
+bool est_pm_count_into(const struct est_selection *sel, const cfg_program *cfg, est_freq *f, char *err,
+                       size_t errlen)
+{
+    char key[PROFDB_KEY_MAX];
+    profdb_key(cfg->img->build_id, cfg->img->build_id_len, cfg->img->path, key);
+    profdb_pm *e;
+    size_t n;
+    err[0] = '\0';
+    if (!est_pm_load(sel, key, &e, &n, err, errlen))
+        return false;
+    if (!n)
+        return true;
+    double **w = NULL;
+    est_freq *c = est_freq_from_pm(cfg, e, n, &w, err, errlen);
+    free(e);
+    if (!c)
+        return false;
+    for (size_t p = 0; p < cfg->nprocs; p++) {
+        const cfg_proc *pr = &cfg->procs[p];
+        est_proc_freq *to = &f->procs[p];
+        const est_proc_freq *from = &c->procs[p];
+        memcpy(to->block, from->block, pr->nblocks * sizeof *to->block);
+        memcpy(to->block_conf, from->block_conf, pr->nblocks);
+        memcpy(to->block_from, from->block_from, pr->nblocks);
+        memcpy(to->edge, from->edge, pr->nedges * sizeof *to->edge);
+        memcpy(to->edge_conf, from->edge_conf, pr->nedges);
+        memcpy(to->edge_from, from->edge_from, pr->nedges);
+        memset(to->block_upper, 0, pr->nblocks);
+        memset(to->edge_upper, 0, pr->nedges);
+        f->pm_samples += from->samples;
+    }
+    est_pm_samples_free(w, cfg->nprocs);
+    est_freq_free(c);
+    return true;
 }

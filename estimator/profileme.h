@@ -54,6 +54,13 @@ struct est_selection;
 bool est_pm_load(const struct est_selection *sel, const char *key, profdb_pm **e, size_t *n, char *err,
                  size_t errlen);
 
+/* Replace f's block and edge frequencies by those counted from the
+ * selection's ProfileMe samples of cfg's image, when it has any (setting
+ * f->pm_samples); the rest of f (cycle samples, bounds) stays.  false with
+ * a message when the ProfileMe profile cannot be read. */
+bool est_pm_count_into(const struct est_selection *sel, const cfg_program *cfg, est_freq *f, char *err,
+                       size_t errlen);
+
 /* Per procedure and block, the true instructions executed (truth's block
  * count times its instructions), for weighing errors by executions. */
 double **est_pm_exec_weights(const est_freq *truth);

@@ -236,6 +236,7 @@ int cmd_accuracy(int argc, char **argv)
     if ((rc = cpo_selection_finish("accuracy", &sel, rc)))
         return rc;
     char msg[1024];
+    sel.cycles_only = true;     /* the estimate from cycle samples, beside the counted one */
     est_analysis *a = est_analyse(&sel, imgpath, msg, sizeof msg);
     if (!a) {
         fprintf(stderr, "cpo: %s\n", msg);
