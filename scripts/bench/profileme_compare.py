@@ -109,4 +109,7 @@ m = re.search(r"since start (\d+) records, (\d+) unmapped, (\d+) malformed, (\d+
 print("  records: %d made, %d lost on the way, cpod took %s (%s unmapped, %s lost)" %
       (st["profileme"]["records"], d["profileme_lost"] + d["profileme_rejected"],
        m.group(1) if m else "?", m.group(2) if m else "?", m.group(4) if m else "?"))
-print("  speed: %s s without ProfileMe, %s s with: %+.1f%%" % (t0, t1, 100 * (float(t1) / float(t0) - 1)))
+w0, c0 = map(float, t0.split("/"))
+w1, c1 = map(float, t1.split("/"))
+print("  speed (best of two): %.2f s wall, %.2f s CPU without ProfileMe; %.2f s, %.2f s with: %+.1f%% wall, "
+      "%+.1f%% CPU" % (w0, c0, w1, c1, 100 * (w1 / w0 - 1), 100 * (c1 / c0 - 1)))
