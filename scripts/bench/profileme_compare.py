@@ -9,7 +9,6 @@ import json, os, re, subprocess, sys
 (w, accf, pmf, truthf, pmtruthf, statsf, flushf, img, t0, t1, dmiss_period) = sys.argv[1:12]
 acc = json.load(open(accf))
 pm = acc["profileme"]
-print(f"{w}:")
 print("  frequencies: ProfileMe %d samples, %.1f%% of them in blocks within 5%% of exact (10%%: %.1f%%); "
       "cycle samples %.0f, %.1f%% within 5%%" % (pm["samples"], 100 * pm["blocks"]["within5"],
       100 * pm["blocks"]["within10"], acc["samples"], 100 * acc["blocks"]["within5"]))
