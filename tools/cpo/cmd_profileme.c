@@ -17,26 +17,9 @@
 #include "estimator/profileme.h"
 #include "tools/cpo/commands.h"
 
-#ifndef STT_FUNC
-#define STT_FUNC 2
-#endif
-
 static const char USAGE[] =
     "usage: cpo profileme [PROC] [--db DIR] [--epoch E | --all-epochs] [--image IMAGE] [--json]\n"
     "                     [--histories N]\n";
-
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
-static bool names_image(const est_image *im, const char *want)
-{
-    size_t n = strlen(want);
-    return !strcmp(im->path, want) || !strcmp(base_name(im->path), base_name(want)) ||
-           (n >= 8 && !strncmp(im->key, want, n));
-}
 
 bool cpo_pm_load(const est_set *s, const est_image *im, profdb_pm **e, size_t *n)
 {
@@ -55,20 +38,14 @@ void cpo_pm_header(void)
            "head", "i>r", "load", "useful", "wasted");
 }
 
-static void pct(double v)
+/* A column of a rate (scale 100: in percent) or of cycles; "-" where
+ * it does not apply. */
+static void col(double v, double scale)
 {
     if (isnan(v))
         printf(" %6s", "-");
     else
-        printf(" %6.1f", 100 * v);
-}
-
-static void cyc(double v)
-{
-    if (isnan(v))
-        printf(" %6s", "-");
-    else
-        printf(" %6.1f", v);
+        printf(" %6.1f", scale * v);
 }
 
 void cpo_pm_columns(const profdb_pm *e)
@@ -80,14 +57,14 @@ void cpo_pm_columns(const profdb_pm *e)
     est_pm_metrics m;
     est_pm_metrics_of(e, &m);
     printf("  %7.0f %11.0f", m.samples, m.executions);
-    pct(m.dmiss);
-    pct(m.mispredict);
-    pct(m.imiss);
-    cyc(m.fetch_issue);
-    cyc(m.head);
-    cyc(m.issue_ready);
-    cyc(m.load);
-    pct(e->c[PDPM_PAIRED] ? (double)e->c[PDPM_USEFUL] / (double)e->c[PDPM_PAIRED] : NAN);
+    col(m.dmiss, 100);
+    col(m.mispredict, 100);
+    col(m.imiss, 100);
+    col(m.fetch_issue, 1);
+    col(m.head, 1);
+    col(m.issue_ready, 1);
+    col(m.load, 1);
+    col(e->c[PDPM_PAIRED] ? (double)e->c[PDPM_USEFUL] / (double)e->c[PDPM_PAIRED] : NAN, 100);
     if (isnan(m.wasted))
         printf(" %11s", "-");
     else
@@ -206,114 +183,56 @@ static void print_text(const profdb_pm *e, size_t nhist)
     printf("\n");
 }
 
-typedef struct opts {
-    const char *proc, *want;
-    bool json;
-    size_t nhist;
-} opts;
-
-static size_t show_image(const est_set *s, const est_image *im, const opts *o, bool *first)
+/* One image's entries within [lo, hi); how many printed. */
+static size_t show_image(const cpo_report *r, profdb *db, const est_set *s, const est_image *im, uint64_t lo,
+                         uint64_t hi, bool *first)
 {
-    uint64_t lo = 0, hi = UINT64_MAX;
-    if (o->proc) {
-        const image_symbol *sym = im->img ? image_symbol_by_name(im->img, o->proc) : NULL;
-        if (!sym || sym->type != STT_FUNC)
-            return 0;
-        est_function_extent(im->img, sym, &lo, &hi);
-    }
+    size_t nhist = *(const size_t *)r->ctx;
     profdb_pm *e;
     size_t n, shown = 0;
-    if (!cpo_pm_load(s, im, &e, &n))
+    profdb_error err;
+    if (!profdb_pm_sum(db, s->all_epochs ? NULL : s->epoch, NULL, im->key, &e, &n, &err)) {
+        if (err.code != PROFDB_ENOENT)
+            fprintf(stderr, "cpo: profileme: %s\n", err.msg);
         return 0;
+    }
     for (size_t i = 0; i < n; i++) {
         if (e[i].offset < lo || e[i].offset >= hi)
             continue;
-        if (!o->json && !shown) {
+        if (!r->json && !shown) {
             printf("\nImage %s (%s)\n%-12s", im->path, im->key, "address");
             cpo_pm_header();
-            printf("  %s\n", o->nhist ? "branch histories before it (oldest first)" : "");
+            printf("  %s\n", nhist ? "branch histories before it (oldest first)" : "");
         }
-        if (o->json)
-            print_json(&e[i], o->nhist, first);
+        if (r->json)
+            print_json(&e[i], nhist, first);
         else
-            print_text(&e[i], o->nhist);
+            print_text(&e[i], nhist);
         shown++;
     }
     free(e);
     return shown;
 }
 
-static int parse(int argc, char **argv, est_selection *sel, opts *o)
+static int option(cpo_report *r, int argc, char **argv, int *i)
 {
-    est_error err;
-    for (int i = 1; i < argc; i++) {
-        int k = cpo_selection_arg(sel, argc, argv, &i, &err);
-        if (k < 0) {
-            fprintf(stderr, "cpo: profileme: %s\n%s", err.msg, USAGE);
-            return 2;
-        }
-        if (k)
-            continue;
-        char *end;
-        if (!strcmp(argv[i], "--json")) {
-            o->json = true;
-        } else if (!strcmp(argv[i], "--image") && i + 1 < argc) {
-            o->want = argv[++i];
-        } else if (!strcmp(argv[i], "--histories") && i + 1 < argc) {
-            unsigned long v = strtoul(argv[++i], &end, 10);
-            if (*end || v > HOTLIST_MAX || argv[i][0] == '-') {
-                fprintf(stderr, "cpo: profileme: --histories: expected 0 to %d, got '%s'\n%s", HOTLIST_MAX,
-                        argv[i], USAGE);
-                return 2;
-            }
-            o->nhist = v;
-        } else if (argv[i][0] != '-' && !o->proc) {
-            o->proc = argv[i];
-        } else {
-            fprintf(stderr, "cpo: profileme: unexpected argument '%s'\n%s", argv[i], USAGE);
-            return 2;
-        }
+    size_t *nhist = r->ctx;
+    char *end;
+    if (strcmp(argv[*i], "--histories") || *i + 1 >= argc)
+        return 0;
+    unsigned long v = strtoul(argv[++*i], &end, 10);
+    if (*end || v > HOTLIST_MAX || argv[*i][0] == '-') {
+        fprintf(stderr, "cpo: profileme: --histories: expected 0 to %d, got '%s'\n%s", HOTLIST_MAX, argv[*i], USAGE);
+        return -1;
     }
-    return 0;
+    *nhist = v;
+    return 1;
 }
 
 int cmd_profileme(int argc, char **argv)
 {
-    est_selection sel = { 0 };
-    opts o = { .nhist = 3 };
-    int rc = parse(argc, argv, &sel, &o);
-    if ((rc = cpo_selection_finish("profileme", &sel, rc)))
-        return rc;
-    est_set s;
-    est_error err;
-    if (!est_load(&sel, &s, &err)) {
-        fprintf(stderr, "cpo: %s\n", err.msg);
-        cpo_selection_release(&sel);
-        return 1;
-    }
-    bool first = true;
-    size_t shown = 0, named = 0;
-    if (o.json)
-        printf("[");
-    else
-        printf("Database %s, %s%s\n", s.db, s.all_epochs ? "all epochs" : "epoch ", s.all_epochs ? "" : s.epoch);
-    for (size_t i = 0; i < s.nimages; i++) {
-        const est_image *im = &s.images[i];
-        if (im->status == EST_IMAGE_UNKNOWN || (o.want && !names_image(im, o.want)))
-            continue;
-        named++;
-        shown += show_image(&s, im, &o, &first);
-    }
-    if (o.json)
-        printf("%s]\n", first ? "" : "\n");
-    rc = 0;
-    if (o.want && !named) {
-        fprintf(stderr, "cpo: profileme: no image %s in the selection\n", o.want);
-        rc = 1;
-    } else if (!shown && !o.json) {
-        printf("(no ProfileMe samples%s%s)\n", o.proc ? " in " : "", o.proc ? o.proc : "");
-    }
-    est_free(&s);
-    cpo_selection_release(&sel);
-    return rc;
+    size_t nhist = 3;
+    cpo_report r = { .cmd = "profileme", .usage = USAGE, .nothing = "ProfileMe samples", .option = option,
+                     .show = show_image, .ctx = &nhist };
+    return cpo_report_images(argc, argv, &r);
 }

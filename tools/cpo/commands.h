@@ -46,6 +46,26 @@ int cmd_report(int argc, char **argv);   /* cmd_report.c: report/ */
 int cmd_serve(int argc, char **argv);    /* cmd_serve.c: service/ */
 int cmd_status(int argc, char **argv);   /* cmd_serve.c */
 
+/* per_image.c: the frame of cpo values and cpo profileme.  option takes
+ * a command's own option at argv[*i] (1; -1 when misused, said; 0: not
+ * one of its own); show prints one image's part within [lo, hi) (PROC's
+ * range, or everything) and returns how many items it showed. */
+typedef struct cpo_report cpo_report;
+struct cpo_report {
+    const char *cmd, *usage;
+    const char *nothing;        /* "(no NOTHING)" when nothing showed */
+    int (*option)(cpo_report *r, int argc, char **argv, int *i);
+    size_t (*show)(const cpo_report *r, profdb *db, const est_set *s, const est_image *im, uint64_t lo,
+                   uint64_t hi, bool *first);
+    void *ctx;                  /* the command's own options */
+    /* set by the options */
+    const char *proc, *want;
+    bool json;
+};
+int cpo_report_images(int argc, char **argv, cpo_report *r);
+/* --image IMAGE names im: its recorded path, file name, or key prefix. */
+bool cpo_image_named(const est_image *im, const char *want);
+
 /* origin.c: est_origin_fn for a rewritten image (its address map), NULL
  * ctx; an image without a map is no rewritten one; a damaged map is
  * reported and the image taken as it is. */
