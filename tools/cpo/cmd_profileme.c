@@ -128,6 +128,22 @@ static void history_text(uint64_t v, char *out)
     out[len] = '\0';
 }
 
+/* The nhist commonest histories before e with their shares. */
+static void histories(const profdb_pm *e, size_t nhist, bool json)
+{
+    hot_value top[HOTLIST_MAX];
+    double share[HOTLIST_MAX];
+    size_t n = hotlist_top(&e->paths, top, share, nhist);
+    for (size_t i = 0; i < n; i++) {
+        char h[40];
+        history_text(top[i].value, h);
+        if (json)
+            printf("%s{\"branches\": \"%s\", \"share\": %.4f}", i ? ", " : "", h, share[i]);
+        else
+            printf("%s%s %.0f%%", i ? ", " : "  ", h[0] ? h : "-", 100 * share[i]);
+    }
+}
+
 static void json_num(const char *name, double v)
 {
     if (isnan(v))
@@ -157,14 +173,7 @@ static void print_json(const profdb_pm *e, size_t nhist, bool *first)
         printf("]");
     }
     printf("}, \"histories\": [");
-    hot_value top[HOTLIST_MAX];
-    double share[HOTLIST_MAX];
-    size_t n = hotlist_top(&e->paths, top, share, nhist);
-    for (size_t i = 0; i < n; i++) {
-        char h[40];
-        history_text(top[i].value, h);
-        printf("%s{\"branches\": \"%s\", \"share\": %.4f}", i ? ", " : "", h, share[i]);
-    }
+    histories(e, nhist, true);
     printf("]}");
 }
 
@@ -172,14 +181,7 @@ static void print_text(const profdb_pm *e, size_t nhist)
 {
     printf("0x%-10" PRIx64, e->offset);
     cpo_pm_columns(e);
-    hot_value top[HOTLIST_MAX];
-    double share[HOTLIST_MAX];
-    size_t n = hotlist_top(&e->paths, top, share, nhist);
-    for (size_t i = 0; i < n; i++) {
-        char h[40];
-        history_text(top[i].value, h);
-        printf("%s%s %.0f%%", i ? ", " : "  ", h[0] ? h : "-", 100 * share[i]);
-    }
+    histories(e, nhist, false);
     printf("\n");
 }
 
