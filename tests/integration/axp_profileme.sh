@@ -7,8 +7,10 @@
 # - the samples' estimated executions add up to the instructions run
 #   (within sampling noise), and the counted block frequencies of the
 #   bytecode interpreter are within 10% of --exact for 90% of the samples;
-# - cpo profileme, cpo list --profileme and cpo accuracy --profileme
-#   answer; bad options are refused with a message.
+# - cpod killed after taking a machine's records, before merging them:
+#   its successor merges them all (journal replay), none twice;
+# - cpo profileme, cpo list --profileme and --paths and cpo accuracy
+#   --profileme answer; bad options are refused with a message.
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 AXP=$BUILD/bin/axp CPO=$BUILD/bin/cpo CPOD=$BUILD/bin/cpod P=$BUILD/programs
@@ -61,6 +63,12 @@ check "counted block frequencies within 10% for 90% of the samples" \
   "$T/acc.json"
 "$CPO" list run --db "$DB" --profileme > "$T/list" 2>&1
 check "cpo list --profileme shows the ProfileMe columns" grep -q "dmiss%.*wasted" "$T/list"
+"$CPO" list run --db "$DB" --paths > "$T/paths" 2>&1
+check "cpo list --paths: scored paths to the hottest instruction, adding up to at most 100%" python3 -c '
+import re, sys
+t = open(sys.argv[1]).read()
+s = [float(x) for x in re.findall(r"^ +([0-9.]+)%  0x", t, re.M)]
+sys.exit(not ("Paths to 0x" in t and s and s == sorted(s, reverse=True) and 99 <= sum(s) <= 100.5))' "$T/paths"
 
 # 4 CPUs: nothing lost
 "$AXP" run --cpus 4 --pmu profileme:200 --profileme-window 16 --collector "$DB" --stats="$T/4.json" \
@@ -71,6 +79,18 @@ before=$(json "$T/1.json" 'd["profileme"]["records"]')
 check "4 CPUs: cpod took every record ($made)" \
   grep -q "^profileme $made records into [0-9]* instructions of 1 images (0 unmapped, 0 malformed, 0 lost); since start $((made + before)) records, 0 unmapped" \
   "$T/4.flush"
+
+# killed after taking the records, before merging them
+"$AXP" run --pmu cycles:5000,profileme:500 --collector "$DB" --stats="$T/k.json" "$P/bytecode-static" \
+  > /dev/null 2>&1
+made=$(json "$T/k.json" 'd["profileme"]["records"]')
+sleep 1   # the daemon salvages the gone machine's region meanwhile
+kill -9 "$(cat "$DB"/.cpod/*/lock)" 2>/dev/null
+sleep 0.2
+"$CPOD" --db "$DB" --flush 1h || { echo "FAIL cpod did not restart"; status=1; }
+"$CPO" flush --db "$DB" > "$T/k.flush"
+check "killed daemon: its successor merges all $made records, from the journal or the region" \
+  grep -q "^profileme $made records into .*since start $made records, 0 unmapped, 0 malformed, 0 lost" "$T/k.flush"
 
 refused() {   # what, args...
   local what=$1; shift
