@@ -599,10 +599,17 @@ void cycles_back_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint
         charge_now(c);
     c->st.instructions += n;
     if (unlikely(c->pm.on)) {
-        bool due = pm_due(c, n);
-        if (due)
+        /* the countdowns pass over a block with nothing tagged inline */
+        pm_state *s = &c->pm;
+        bool due = !s->sampling || s->truth || s->left <= n || (s->left2 && s->left2 <= n);
+        if (unlikely(due) && pm_due(c, n))
             pm_block(c, ins, pc, n, ea, next_pc, fl, fl + nf);
-        pm_history(c, &ins[n - 1], pc + 4 * (uint64_t)(n - 1), next_pc);
+        else if (!due) {
+            s->left -= n;
+            s->left2 -= s->left2 ? n : 0;
+        }
+        if (c->ops[ins[n - 1].op].kind == K_CBR)
+            pm_history(c, &ins[n - 1], pc + 4 * (uint64_t)(n - 1), next_pc);
         if (due)
             return;
     }
