@@ -265,6 +265,15 @@ uint64_t cpod_start_merge(cpod *d, bool new_epoch)
         }
     free(s->tab);
     cpod_profset_init(s);
+    d->pm_gone.records += d->pmlive.records;
+    d->pm_gone.unmapped += d->pmlive.unmapped;
+    d->pm_gone.bad += d->pmlive.bad;
+    d->pm_gone.lost += d->pmlive.lost;
+    if (d->pmlive.nimg && (j->pm = malloc(sizeof *j->pm))) {
+        *j->pm = d->pmlive;
+        memset(&d->pmlive, 0, sizeof d->pmlive);
+    }
+    d->pmlive.records = d->pmlive.unmapped = d->pmlive.bad = d->pmlive.lost = 0;
     if (d->vlive.nimg && (j->values = malloc(sizeof *j->values))) {
         *j->values = d->vlive;
         memset(&d->vlive, 0, sizeof d->vlive);
@@ -346,6 +355,18 @@ void cpod_report(cpod *d, const cpod_job *j, char *out, size_t size)
                       "values %" PRIu64 " records into %zu hot lists of %zu images (%" PRIu64 " unmapped, %" PRIu64
                       " lost)\n",
                       j->values->records, lists, j->values->nimg, j->values->unmapped, j->values->lost);
+    }
+    if ((j->pm || d->pm_gone.records) && n > 0 && (size_t)n < size) {
+        static const cpod_pmset none;
+        const cpod_pmset *pm = j->pm ? j->pm : &none;
+        size_t entries = 0;
+        for (size_t i = 0; i < pm->nimg; i++)
+            entries += pm->img[i].n;
+        n += snprintf(out + n, size - n,
+                      "profileme %" PRIu64 " records into %zu instructions of %zu images (%" PRIu64
+                      " unmapped, %" PRIu64 " malformed, %" PRIu64 " lost); since start %" PRIu64 " records, %"
+                      PRIu64 " unmapped, %" PRIu64 " malformed, %" PRIu64 " lost\n",
+                      pm->records, entries, pm->nimg, pm->unmapped, pm->bad, pm->lost, d->pm_gone.records, d->pm_gone.unmapped, d->pm_gone.bad, d->pm_gone.lost);
     }
     if (d->stacks + d->stacks_lost && n > 0 && (size_t)n < size)
         n += snprintf(out + n, size - n, "stacks %" PRIu64 " flushed (%" PRIu64 " frames, %" PRIu64
@@ -797,6 +818,7 @@ void cpod_close(cpod *d)
     cpod_job_free(d->retry);
     cpod_profset_free(&d->live, &d->images);
     cpod_vset_free(&d->vlive);
+    cpod_pmset_free(&d->pmlive);
     cpod_stackset_free(&d->stk);
     cpod_images_free(&d->images);
     cpod_intern_free();

@@ -24,6 +24,7 @@
 #include "collector/driver_stacks.h"
 #include "profdb/profdb.h"
 #include "profdb/values.h"
+#include "profdb/profileme.h"
 #include "profdb/stacks.h"
 
 #define CPOD_PAGE          8192u      /* Alpha's page size */
@@ -333,6 +334,32 @@ bool cpod_values_store(cpod *d, cpod_vset *s, profdb_error *err);
  * journalled them). */
 void cpod_values_feed(cpod_region *r, const drv_value *v, size_t n);
 
+/* ---- ProfileMe profiles (cpod_pm.c) -------------------------------------------
+ * ProfileMe records from the stack rings go, through the same maps as the
+ * samples, into one profdb_pm per (image, offset), which each merge
+ * generation takes along and merges into the images' ProfileMe profiles
+ * (profdb/profileme.h) after the value profiles. */
+typedef struct cpod_pmimg {
+    char key[PROFDB_KEY_MAX];
+    profdb_pm *e;
+    size_t n, cap;
+    uint32_t *slot;        /* open addressing by offset: index + 1, 0 empty */
+    size_t cslot;
+    bool stored;           /* merged into the database by this job */
+} cpod_pmimg;
+
+typedef struct cpod_pmset {
+    cpod_pmimg *img;
+    size_t nimg, cimg;
+    uint64_t records, unmapped, bad, lost;   /* taken; in no mapping; malformed; out of memory */
+} cpod_pmset;
+
+void cpod_pmset_free(cpod_pmset *s);
+/* One ProfileMe record of pid (a stack-ring record of event DRV_PM_EVENT). */
+void cpod_pm_add(cpod_pmset *s, cpod_procs *procs, const drv_stack_rec *r);
+/* Merge the set's images not yet stored; false with err at the first that fails. */
+bool cpod_pm_store(cpod *d, cpod_pmset *s, profdb_error *err);
+
 /* NULL with *busy set when another consumer holds it (try again later). */
 cpod_region *cpod_region_attach(cpod *d, const char *name, bool *busy, char *msg, size_t msg_size);
 /* Take full buffers; if the producer is gone, everything left.  Returns
@@ -387,6 +414,7 @@ typedef struct cpod_job {
     char new_epoch_name[PROFDB_EPOCH_MAX];
     double seconds;
     cpod_vset *values;     /* the generation's value lists, or NULL */
+    cpod_pmset *pm;        /* the generation's ProfileMe entries, or NULL */
 } cpod_job;
 
 void cpod_job_free(cpod_job *j);
@@ -434,6 +462,7 @@ struct cpod {
     cpod_images images;
     cpod_profset live;
     cpod_vset vlive;       /* value lists since the last merge */
+    cpod_pmset pmlive;     /* ProfileMe entries since the last merge */
     cpod_stackset stk;     /* stacks taken since the last merge started */
     uint64_t stacks, stacks_lost;   /* stacks taken; stacks lost to memory or the database */
     cpod_region *regions;
@@ -464,6 +493,7 @@ struct cpod {
 
     /* lifetime figures */
     uint64_t samples, unknown, merged;   /* samples taken, unknown, merged */
+    cpod_pmset pm_gone;    /* ProfileMe figures of the generations handed to merges (no entries) */
     drv_counters gone;     /* counters of the machines that went away */
     unsigned machines_gone;
     long long next_drain, next_flush;    /* monotonic ms */

@@ -42,6 +42,10 @@ void cpod_job_free(cpod_job *j)
         cpod_prof_free(j->pins[i].prof, NULL);
     }
     free(j->pins);
+    if (j->pm) {
+        cpod_pmset_free(j->pm);
+        free(j->pm);
+    }
     if (j->values) {
         cpod_vset_free(j->values);
         free(j->values);
@@ -431,6 +435,8 @@ void cpod_merge_run(cpod *d, cpod_job *j)
             goto out;
     }
     if (j->values && !cpod_values_store(d, j->values, &err))
+        goto out;
+    if (j->pm && !cpod_pm_store(d, j->pm, &err))
         goto out;
     /* Stacks after the profiles: not journalled, so a retry after a
      * failure finds here only the groups not stored yet. */

@@ -183,6 +183,20 @@ static int on_values(void *ctx, const drv_value_batch *b)
     return 0;
 }
 
+/* A record of the stack rings, a stack or a ProfileMe record, into the
+ * daemon's live sets. */
+static void ring_record(cpod_region *r, const drv_stack_rec *rec)
+{
+    if (rec->event == DRV_PM_EVENT) {
+        cpod_pm_add(&r->d->pmlive, &r->procs, rec);
+        return;
+    }
+    if (cpod_stacks_add(&r->d->stk, &r->procs, event_of(r, rec->event)->name, rec))
+        r->d->stacks++;
+    else
+        r->d->stacks_lost++;
+}
+
 /* A stack from the region's rings: journalled, then mapped now, while the
  * process's map holds (before the flush that lets a dead process be
  * reaped).  What a dead daemon journalled and did not get to release from
@@ -195,11 +209,7 @@ static int on_stack(void *ctx, unsigned cpu, const drv_stack_rec *rec)
     cpod_jrec jr = { .type = CPOD_J_STACK, .cpu = cpu, .stack = rec };
     journal(r, &jr);
     r->cs[cpu].stacks_next = rec->next;
-    const cpod_evdef *ev = event_of(r, rec->event);
-    if (cpod_stacks_add(&r->d->stk, &r->procs, ev->name, rec))
-        r->d->stacks++;
-    else
-        r->d->stacks_lost++;
+    ring_record(r, rec);
     return 0;
 }
 
@@ -251,12 +261,8 @@ static bool on_replay(void *ctx, const cpod_jrec *jr)
     case CPOD_J_STACK:
         if (jr->cpu < r->ncpus && jr->stack->next > r->cs[jr->cpu].stacks_next)
             r->cs[jr->cpu].stacks_next = jr->stack->next;
-        if (jr->stack->n && r->replay_gen > r->d->covered_gen) {
-            if (cpod_stacks_add(&r->d->stk, &r->procs, event_of(r, jr->stack->event)->name, jr->stack))
-                r->d->stacks++;
-            else
-                r->d->stacks_lost++;
-        }
+        if (jr->stack->n && r->replay_gen > r->d->covered_gen)
+            ring_record(r, jr->stack);
         return true;
     case CPOD_J_BATCH:
         seen(r, jr->batch, true);

@@ -64,6 +64,34 @@ int drv_stacks_take(drv_stacks *s, int (*fn)(void *ctx, unsigned cpu, const drv_
                     void *ctx, drv_error *err);
 
 void drv_stacks_counters_get(const drv_stacks *s, drv_stacks_counters *out);
+
+/* ProfileMe records (docs/driver-shm.md "ProfileMe records") travel in
+ * the same rings, as records of event DRV_PM_EVENT (no PMU event has that
+ * number) whose `end` is the record's version and whose DRV_PM_WORDS
+ * "frames" are its fields; the consumer tells them apart by the event. */
+#define DRV_PM_EVENT 255u
+#define DRV_PM_VERSION 1u
+#define DRV_PM_WORDS 6u
+enum {
+    DRV_PM_IMISS = 1, DRV_PM_ITBMISS = 2, DRV_PM_DMISS = 4, DRV_PM_DTBMISS = 8,
+    DRV_PM_LOAD = 16, DRV_PM_STORE = 32, DRV_PM_CBRANCH = 64, DRV_PM_TAKEN = 128,
+    DRV_PM_JUMP = 256, DRV_PM_MISPREDICT = 512, DRV_PM_PAIRED = 1024, DRV_PM_USEFUL = 2048,
+    DRV_PM_FLAGS = 4095
+};
+typedef struct drv_pm {
+    uint64_t pc, ea;
+    uint32_t flags;            /* DRV_PM_* */
+    uint16_t hist;             /* conditional branches before it, newest in bit 0 */
+    uint8_t hist_len, level;   /* level: a load's, 0 D-cache .. 3 memory */
+    uint16_t fetch_issue, head, issue_ready;   /* cycles, saturating */
+    uint8_t issue_width;
+    uint16_t window, distance; /* a pair's window; the second's distance */
+    double period;             /* mean fetched instructions between first tagged ones */
+} drv_pm;
+void drv_pm_encode(const drv_pm *r, uint64_t w[DRV_PM_WORDS]);
+/* A ring record as a ProfileMe record: false when it is not a whole,
+ * sensible one of this version. */
+bool drv_pm_decode(const drv_stack_rec *r, drv_pm *out);
 void drv_stacks_close(drv_stacks *s);
 /* Remove REGION.stacks (with the region, once everything is taken). */
 void drv_stacks_unlink(const char *region);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collector/driver_shm.h"
 #include "collector/driver_stacks.h"
 #include "collector/producer.h"
 
@@ -28,6 +29,7 @@ struct drv_producer {
     drv_stacks *stk;               /* the stack rings, with stacks on */
     uint64_t stk_taken, stk_frames;       /* drained (private) */
     bool drain_failed;
+    bool pm_gave_up;               /* a wait for a full ring ran out */
     char drain_msg[600];
 };
 
@@ -260,6 +262,39 @@ int drv_producer_stack(drv_producer *p, unsigned cpu, uint32_t pid, unsigned eve
     }
     if (rc == DRV_FULL)
         drv_stacks_lost(p->stk, cpu);
+    return rc;
+}
+
+int drv_producer_pm(drv_producer *p, unsigned cpu, uint32_t pid, const drv_pm *r)
+{
+    if (!p->stk)
+        return DRV_EINVAL;
+    uint64_t w[DRV_PM_WORDS];
+    drv_pm_encode(r, w);
+    int rc = drv_stack_put(p->stk, cpu, pid, DRV_PM_EVENT, DRV_PM_VERSION, w, DRV_PM_WORDS);
+    uint64_t end = 0;
+    unsigned us = 0;
+    for (int tries = 0; rc == DRV_FULL; tries++) {
+        if (p->c) {             /* private: drain (twice at most: the ring empties) */
+            if (p->drain_failed || tries == 2)
+                break;
+            drain(p);
+        } else {
+            uint64_t now = drv_now_ns();
+            if (p->pm_gave_up || (end && now >= end)) {
+                p->pm_gave_up = true;
+                break;
+            }
+            if (!end)
+                end = now + (uint64_t)DRV_PM_WAIT_MS * 1000000u;
+            drv_nap(&us);
+        }
+        rc = drv_stack_put(p->stk, cpu, pid, DRV_PM_EVENT, DRV_PM_VERSION, w, DRV_PM_WORDS);
+    }
+    if (rc == DRV_FULL)
+        drv_stacks_lost(p->stk, cpu);
+    else if (rc == DRV_OK)
+        p->pm_gave_up = false;
     return rc;
 }
 

@@ -59,6 +59,14 @@ int drv_producer_sample(drv_producer *p, unsigned cpu, uint32_t pid, uint64_t pc
  * is counted lost.  DRV_EINVAL without stacks or out of range. */
 int drv_producer_stack(drv_producer *p, unsigned cpu, uint32_t pid, unsigned event, unsigned end,
                        const uint64_t *pc, unsigned n);
+/* A ProfileMe record (collector/driver_stacks.h), in the stack rings
+ * (which the producer needs stacks for).  Records are not aggregated on
+ * the way, so a full ring is not dropped from at once: a private region
+ * is drained, and a daemon's region waits up to DRV_PM_WAIT_MS for its
+ * consumer (once a wait has run out, no more waits until a record fits
+ * again: no consumer is coming).  DRV_FULL: the record is counted lost. */
+#define DRV_PM_WAIT_MS 2000
+int drv_producer_pm(drv_producer *p, unsigned cpu, uint32_t pid, const drv_pm *r);
 /* The rings' counters, and what a private region's consumer took. */
 void drv_producer_stacks(const drv_producer *p, drv_stacks_counters *c, uint64_t *taken,
                          uint64_t *frames);

@@ -29,6 +29,16 @@ static void add(est_accuracy_part *p, double est, double truth, double w, uint8_
     }
 }
 
+static void edges_of(const est_freq *est, const est_freq *truth, est_accuracy *out)
+{
+    const cfg_program *cfg = est->cfg;
+    for (size_t p = 0; p < cfg->nprocs; p++) {
+        const est_proc_freq *e = &est->procs[p], *t = &truth->procs[p];
+        for (size_t k = 0; k < cfg->procs[p].nedges; k++)
+            add(&out->edges, e->edge[k], t->edge[k], t->edge[k], e->edge_conf[k]);
+    }
+}
+
 void est_accuracy_of(const est_freq *est, const est_sched *sched, const est_freq *truth,
                      est_accuracy *out)
 {
@@ -44,7 +54,17 @@ void est_accuracy_of(const est_freq *est, const est_sched *sched, const est_freq
                 w += bs->samples[i];
             add(&out->blocks, e->block[b], t->block[b], w, e->block_conf[b]);
         }
-        for (size_t k = 0; k < f->nedges; k++)
-            add(&out->edges, e->edge[k], t->edge[k], t->edge[k], e->edge_conf[k]);
     }
+    edges_of(est, truth, out);
+}
+
+void est_accuracy_by(const est_freq *est, double *const *weight, const est_freq *truth, est_accuracy *out)
+{
+    memset(out, 0, sizeof *out);
+    const cfg_program *cfg = est->cfg;
+    for (size_t p = 0; p < cfg->nprocs; p++)
+        for (size_t b = 0; weight[p] && b < cfg->procs[p].nblocks; b++)
+            add(&out->blocks, est->procs[p].block[b], truth->procs[p].block[b], weight[p][b],
+                est->procs[p].block_conf[b]);
+    edges_of(est, truth, out);
 }

@@ -48,6 +48,7 @@ typedef struct est_proc_freq {
 typedef struct est_freq {
     const cfg_program *cfg;
     est_proc_freq *procs;   /* parallel to cfg->procs */
+    double pm_samples;      /* ProfileMe samples the frequencies were counted from (0: none) */
 } est_freq;
 
 /* Cycle samples of one image: per sampled address (ascending). */
@@ -138,6 +139,10 @@ typedef struct est_accuracy {
 /* est and truth are of the same cfg; sched gives the blocks' samples. */
 void est_accuracy_of(const est_freq *est, const est_sched *sched, const est_freq *truth,
                      est_accuracy *out);
+
+/* The same, block errors weighted by weight[proc][block] (a NULL row:
+ * none of the procedure's blocks count). */
+void est_accuracy_by(const est_freq *est, double *const *weight, const est_freq *truth, est_accuracy *out);
 
 /* The whole path from a profile selection: load its cycle samples, find
  * the image (the file at image_path, matched by build-id), build its CFG

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "estimator/freq.h"
+#include "estimator/profileme.h"
 #include "estimator/samples.h"
 
 void est_analysis_free(est_analysis *a)
@@ -66,6 +67,11 @@ est_freq *est_freq_from_selection(const struct est_selection *selp, const cfg_pr
     }
     est_sample_col c = { addr, col, im->n };
     f = est_freq_from_samples(cfg, &c, *period, NULL, scheds, err, errlen);
+    /* where the image has ProfileMe samples, its frequencies are counted */
+    if (f && !selp->cycles_only && !est_pm_count_into(selp, cfg, f, err, errlen)) {
+        est_freq_free(f);
+        f = NULL;
+    }
 out:
     free(addr);
     free(col);

@@ -44,6 +44,10 @@ typedef struct est_selection {
      * prints "cpo: warning: MSG" on stderr. */
     void (*warn)(void *ctx, const char *msg);
     void *warn_ctx;
+    /* Frequencies from cycle samples even where the database has
+     * ProfileMe samples of the image (which are otherwise counted:
+     * estimator/profileme.h). */
+    bool cycles_only;
 } est_selection;
 
 typedef enum {

@@ -430,6 +430,8 @@ struct axp_machine {
     void *ihook_ctx;
     axp_sample_hook shook;  /* PMU samples */
     void *shook_ctx;
+    axp_pm_hook pmhook;     /* ProfileMe records */
+    void *pmhook_ctx;
     axp_poll_hook phook;    /* safe points */
     void *phook_ctx;
     void (*stats_extra)(void *ctx, FILE *f);

@@ -144,6 +144,7 @@ void cycles_free(cycles_core *c)
     ccache_free(&c->sc);
     ccache_free(&c->bc);
     free(c->bp);
+    free(c->pm.open);
     free(c);
 }
 
@@ -530,6 +531,65 @@ void cycles_step(cycles_core *c, uint64_t pc, uint32_t w, unsigned id, uint64_t 
     c->st.instructions++;
 }
 
+/* ProfileMe: a block holding a tagged instruction, one instruction at a
+ * time (the same cycles as with its schedule), the tagged ones' records
+ * taken around their steps (cycles_pm.c).  The front end's fetch misses
+ * are applied before the step rather than in it (the same call, in the
+ * same state), so that when the instruction's fetch block could issue is
+ * known: for a fetch block begun in an earlier block, no later than when
+ * this block started. */
+static __attribute__((noinline)) void pm_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t n,
+                                               const uint64_t *ea, uint64_t next_pc, const uint16_t *fl,
+                                               const uint16_t *fend)
+{
+    pm_state *s = &c->pm;
+    uint32_t nextf = fl < fend ? *fl >> FB_SHIFT : FB_NONE;
+    uint64_t fb_at = c->st.cycles;
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned fb = 0;
+        if (i == nextf) {
+            fb = *fl++ & FB_BITS;
+            nextf = fl < fend ? *fl >> FB_SHIFT : FB_NONE;
+        }
+        uint64_t ipc = pc + 4 * (uint64_t)i, npc = i + 1 == n ? next_pc : ipc + 4;
+        uint64_t t = c->st.cycles;
+        if (fb & (FB_ITB | FB_IMISS))
+            fetch_miss(c, ipc, t, fb);
+        if ((ipc != c->seq_pc) | !(ipc & c->fb_mask))
+            fb_at = c->fetch_ready > t ? c->fetch_ready : t;
+        bool first = s->sampling && --s->left == 0;
+        bool second = s->left2 && --s->left2 == 0;
+        if (likely(!first && !second)) {
+            step(c, &ins[i], ipc, ea[i], npc, fb & FB_DTB);
+            if (s->truth)
+                pm_truth_step(c, ipc, fb_at, c->st.cycles, c->times[ins[i].dst]);
+            continue;
+        }
+        uint64_t dmiss = c->st.dcache_misses, mp = c->st.branch_mispredicts + c->st.jump_mispredicts;
+        step(c, &ins[i], ipc, ea[i], npc, fb & FB_DTB);
+        const cop *o = &c->ops[ins[i].op];
+        cycles_pm r = { .pc = ipc, .fetch = fb_at, .issue = c->st.cycles, .head = c->st.cycles - t,
+                        .ready = c->times[ins[i].dst] };
+        r.flags = (fb & FB_IMISS ? CPM_IMISS : 0) | (fb & FB_ITB ? CPM_ITBMISS : 0) |
+                  (fb & FB_DTB && (o->flags & F_MEM) ? CPM_DTBMISS : 0) |
+                  (c->st.dcache_misses != dmiss ? CPM_DMISS : 0) |
+                  (c->st.branch_mispredicts + c->st.jump_mispredicts != mp ? CPM_MISPREDICT : 0);
+        if (o->flags & F_MEM) {
+            r.flags |= o->flags & F_LOAD ? CPM_LOAD : CPM_STORE;
+            r.ea = ea[i];
+            r.level = o->flags & F_LOAD ? c->load_level : 0;
+        } else if (o->kind == K_CBR) {
+            r.flags |= CPM_CBRANCH | (npc != ipc + 4 ? CPM_TAKEN : 0);
+        } else if (o->kind == K_JMP || o->kind == K_JSR || o->kind == K_RET || o->kind == K_COR) {
+            r.flags |= CPM_JUMP;
+            r.ea = npc;
+        }
+        if (s->truth)
+            pm_truth_step(c, ipc, fb_at, r.issue, r.ready);
+        pm_tagged(c, &r, first, second);
+    }
+}
+
 void cycles_back_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint32_t n, const uint64_t *ea,
                        uint64_t next_pc, cycles_sched **ts, const uint16_t *fl, uint32_t nf)
 {
@@ -538,6 +598,21 @@ void cycles_back_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint
     if (unlikely(c->charge))
         charge_now(c);
     c->st.instructions += n;
+    if (unlikely(c->pm.on)) {
+        /* the countdowns pass over a block with nothing tagged inline */
+        pm_state *s = &c->pm;
+        bool due = !s->sampling || s->truth || s->left <= n || (s->left2 && s->left2 <= n);
+        if (unlikely(due) && pm_due(c, n))
+            pm_block(c, ins, pc, n, ea, next_pc, fl, fl + nf);
+        else if (!due) {
+            s->left -= n;
+            s->left2 -= s->left2 ? n : 0;
+        }
+        if (c->ops[ins[n - 1].op].kind == K_CBR)
+            pm_history(c, &ins[n - 1], pc + 4 * (uint64_t)(n - 1), next_pc);
+        if (due)
+            return;
+    }
     if (!c->schedules)
         ts = NULL;
     const uint16_t *fend = fl + nf;

@@ -192,6 +192,58 @@ void cycles_set_load_hook(cycles_core *c, void (*fn)(void *ctx, uint64_t pc, uin
 uint32_t cycles_loads_take(cycles_core *c);
 void cycles_charge(cycles_core *c, uint64_t n);
 
+
+/* ProfileMe (after Dean et al.; cycles_pm.c): every so many fetched
+ * instructions one is tagged, and once the model has timed it, its record
+ * goes to fn.  The model fetches no wrong path and traps cut a block
+ * before the faulting instruction, so every tagged instruction retires.
+ * With window > 0 each tagged instruction is paired with a second one
+ * tagged a uniformly drawn 1..window fetched instructions later, and the
+ * two records go out together, the first with pair_first set.  The
+ * intervals between first instructions are drawn uniformly from [lo, hi]
+ * with the generator seeded by seed.  Tagging and recording change no
+ * cycle: a block holding a tagged instruction is modelled without its
+ * static schedule, which gives the same cycles. */
+enum {
+    CPM_IMISS = 1, CPM_ITBMISS = 2, CPM_DMISS = 4, CPM_DTBMISS = 8,
+    CPM_LOAD = 16, CPM_STORE = 32, CPM_CBRANCH = 64, CPM_TAKEN = 128,
+    CPM_JUMP = 256, CPM_MISPREDICT = 512,
+    CPM_PAIRED = 1024,          /* one of a pair */
+    CPM_USEFUL = 2048,          /* its partner issued (and retired) while it was in progress */
+};
+typedef struct cycles_pm {
+    uint64_t pc, ea;            /* ea: a load's or store's address, a jump's target */
+    uint32_t flags;             /* CPM_* */
+    uint16_t hist;              /* outcomes of the last conditional branches before it, newest in bit 0 */
+    uint8_t hist_len;           /* how many of hist's bits are real (at most 16) */
+    uint8_t level;              /* a load's: CLVL_* */
+    uint64_t fetch, issue, ready;   /* cycles: its fetch block ready to issue, issued, result ready */
+    uint64_t head;              /* cycles it spent at the head of the issue queue */
+    uint32_t window;            /* the pair window (0: unpaired) */
+    uint32_t distance;          /* second of a pair: fetched instructions after the first */
+} cycles_pm;
+typedef struct cycles_pm_config {
+    uint32_t lo, hi;            /* interval between first tagged instructions */
+    uint32_t window;            /* 0: single instructions */
+    uint64_t seed;
+} cycles_pm_config;
+/* fn gets one record (n 1) or a pair (n 2, first then second). */
+void cycles_set_profileme(cycles_core *c, const cycles_pm_config *cfg,
+                          void (*fn)(void *ctx, const cycles_pm *r, int n), void *ctx);
+/* The truth behind ProfileMe's wasted issue slots: with fn set, every
+ * instruction goes through the model one at a time (the same cycles) and,
+ * once no later instruction can issue in its time in progress (from its
+ * fetch block's readiness up to its result), fn gets its issue slots in
+ * that time (width x cycles) and how many other instructions issued then.
+ * cycles_pm_truth_flush hands over those still open (at the end). */
+void cycles_set_pm_truth(cycles_core *c, void (*fn)(void *ctx, uint64_t pc, uint64_t slots, uint64_t used),
+                         void *ctx);
+void cycles_pm_truth_flush(cycles_core *c);
+typedef struct cycles_pm_stats {
+    uint64_t tagged, records, pairs;
+} cycles_pm_stats;
+void cycles_pm_get_stats(const cycles_core *c, cycles_pm_stats *out);
+
 /* The cycle in which the last instruction issued. */
 uint64_t cycles_now(const cycles_core *c);
 const cycles_stats *cycles_get_stats(cycles_core *c);

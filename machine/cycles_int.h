@@ -74,6 +74,34 @@ struct cycles_front {
     ctlb itb, dtb;
 };
 
+/* ProfileMe's state (cycles_pm.c): countdowns in fetched instructions
+ * to the next tagged instruction, and the global branch history. */
+#define PMT_RECENT 1024         /* issue cycles of the last instructions, for the truth */
+typedef struct pm_open {
+    uint64_t pc, fetch, ready, used;
+} pm_open;
+typedef struct pm_state {
+    bool on;
+    bool sampling;              /* ProfileMe tags instructions (else only the truth) */
+    void (*truth)(void *ctx, uint64_t pc, uint64_t slots, uint64_t used);
+    void *truth_ctx;
+    uint64_t recent[PMT_RECENT];
+    uint32_t nrecent;           /* written so far (the ring holds the last PMT_RECENT) */
+    pm_open *open;              /* instructions whose time in progress is not over */
+    size_t nopen, copen;
+    cycles_pm_config cfg;
+    void (*fn)(void *ctx, const cycles_pm *r, int n);
+    void *ctx;
+    uint64_t rng;
+    uint64_t left;              /* the left-th instruction from here is tagged */
+    uint64_t left2;             /* ... the second of the pair (0: none pending) */
+    uint32_t distance;          /* of the pending second from its first */
+    cycles_pm first;            /* the first of the pair under way */
+    uint16_t hist;
+    uint8_t hist_len;
+    cycles_pm_stats st;
+} pm_state;
+
 struct cycles_core {
     ev5_params p;
     cop *ops;
@@ -122,7 +150,19 @@ struct cycles_core {
     void *load_ctx;
     uint8_t fill_level, load_level;
     uint64_t charge;
+
+    pm_state pm;                /* ProfileMe (cycles_pm.c) */
 };
+
+/* ProfileMe's share of the model (cycles_pm.c): whether a block of n
+ * holds a tagged instruction (if not, the countdowns pass over it),
+ * one tagged instruction's record (first, second: which countdowns
+ * reached it), and the history after a block. */
+bool pm_due(cycles_core *c, uint32_t n);
+void pm_tagged(cycles_core *c, cycles_pm *r, bool first, bool second);
+void pm_history(cycles_core *c, const cycles_insn *last, uint64_t last_pc, uint64_t next_pc);
+/* Every instruction of a block going through pm_block, for the truth. */
+void pm_truth_step(cycles_core *c, uint64_t pc, uint64_t fetch, uint64_t issue, uint64_t ready);
 
 /* Value sampling's share of the model (cycles_loads.c). */
 void load_note(cycles_core *c, uint64_t pc, uint64_t latency);

@@ -185,6 +185,37 @@ int axp_set_values_clock(axp_machine *m, bool instructions);
 /* Was "values" among the --pmu events? */
 bool axp_pmu_values(const axp_machine *m);
 
+/* ProfileMe (docs/machine.md "ProfileMe"): with "profileme[:PERIOD]"
+ * among the --pmu events, one fetched instruction in about PERIOD is
+ * tagged and its record delivered once the model has timed it; with a
+ * window W > 0 (below the shortest interval) each is paired with a second
+ * tagged 1..W fetched instructions later.  Flags as the cycle model's. */
+#define AXP_PM_WINDOW_MAX 4096
+enum {
+    AXP_PM_IMISS = 1, AXP_PM_ITBMISS = 2, AXP_PM_DMISS = 4, AXP_PM_DTBMISS = 8,
+    AXP_PM_LOAD = 16, AXP_PM_STORE = 32, AXP_PM_CBRANCH = 64, AXP_PM_TAKEN = 128,
+    AXP_PM_JUMP = 256, AXP_PM_MISPREDICT = 512, AXP_PM_PAIRED = 1024, AXP_PM_USEFUL = 2048
+};
+typedef struct axp_pm {
+    int cpu, pid;
+    uint64_t pc;
+    uint64_t ea;            /* a load's or store's address, a jump's target, else 0 */
+    uint32_t flags;         /* AXP_PM_* */
+    uint16_t hist;          /* the last conditional branches' outcomes, newest in bit 0 (1: taken) */
+    uint8_t hist_len;       /* bits of hist that are real */
+    uint8_t level;          /* a load's: AXP_LVL_* */
+    uint32_t fetch_issue;   /* cycles from its fetch block's readiness to its issue */
+    uint32_t head;          /* cycles at the head of the issue queue */
+    uint32_t issue_ready;   /* cycles from issue to its result (a load's: its latency) */
+    uint32_t window, distance;   /* a pair's window; the second's distance from the first */
+    uint32_t issue_width;   /* issue slots per cycle */
+    double period;          /* mean fetched instructions between first tagged instructions */
+} axp_pm;
+typedef void (*axp_pm_hook)(void *ctx, const axp_pm *r, int n);
+void axp_set_pm_hook(axp_machine *m, axp_pm_hook fn, void *ctx);
+int axp_set_profileme_window(axp_machine *m, uint64_t window, char *err, size_t errsz);
+bool axp_pmu_profileme(const axp_machine *m);
+
 /* One PMU interrupt: the sample's CPU, process, PC and event number. */
 typedef void (*axp_sample_hook)(void *ctx, int cpu, int pid, uint64_t pc, unsigned event);
 void axp_set_sample_hook(axp_machine *m, axp_sample_hook fn, void *ctx);

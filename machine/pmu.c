@@ -39,9 +39,14 @@ bool pmu_parse(const char *spec, pmu_config *out, char *err, size_t errsize)
         size_t nlen = colon ? (size_t)(colon - s) : len;
         int ev = pmu_event_by_name(s, nlen);
         bool values = nlen == 6 && !strncmp(s, "values", 6);
-        if (ev < 0 && !values) {
+        bool pm = nlen == 9 && !strncmp(s, "profileme", 9);
+        if (ev < 0 && !values && !pm) {
             snprintf(err, errsize, "--pmu: unknown event '%.*s' (events: cycles, imiss, dmiss, "
-                     "branchmp, dtbmiss, itbmiss, jsrmp, smiss, issues, values)", (int)nlen, s);
+                     "branchmp, dtbmiss, itbmiss, jsrmp, smiss, issues, values, profileme)", (int)nlen, s);
+            return false;
+        }
+        if (pm && out->profileme) {
+            snprintf(err, errsize, "--pmu: event 'profileme' given twice");
             return false;
         }
         for (int i = 0; i < out->n; i++)
@@ -65,13 +70,24 @@ bool pmu_parse(const char *spec, pmu_config *out, char *err, size_t errsize)
             memcpy(num, colon + 1, plen);
             num[plen] = 0;
             unsigned long long p = strtoull(num, &e, 10);
-            if (*e || num[0] == '-' || p < 64 || p > 0x7fffffffULL) {
-                snprintf(err, errsize, "--pmu: period in '%.*s' must be a number from 64 to 2147483647",
-                         (int)len, s);
+            /* ProfileMe costs the guest no interrupt: it may be denser */
+            unsigned long long min = pm ? 8 : 64;
+            if (*e || num[0] == '-' || p < min || p > 0x7fffffffULL) {
+                snprintf(err, errsize, "--pmu: period in '%.*s' must be a number from %llu to 2147483647",
+                         (int)len, s, min);
                 return false;
             }
             lo = (uint32_t)(p - p / 32);
             hi = (uint32_t)(p + p / 32);
+            if (pm) {
+                /* counted in instructions, a narrow spread would let the
+                 * samples lock onto loops of up to P/16 instructions */
+                lo = (uint32_t)(p - p / 2);
+                hi = (uint32_t)(p + p / 2);
+            }
+        } else if (pm) {
+            lo = PMU_PROFILEME_DEFAULT / 2;
+            hi = PMU_PROFILEME_DEFAULT + PMU_PROFILEME_DEFAULT / 2;
         } else if (ev == CEV_CYCLES || values) {
             lo = 60000;     /* DCPI's randomised cycle period */
             hi = 64000;
@@ -79,7 +95,11 @@ bool pmu_parse(const char *spec, pmu_config *out, char *err, size_t errsize)
             lo = 4096 - 128;
             hi = 4096 + 128;
         }
-        if (values) {
+        if (pm) {
+            out->profileme = true;
+            out->pmlo = lo;
+            out->pmhi = hi;
+        } else if (values) {
             out->values = true;
             out->vlo = lo;
             out->vhi = hi;
@@ -97,7 +117,7 @@ bool pmu_parse(const char *spec, pmu_config *out, char *err, size_t errsize)
             return false;
         }
     }
-    if (!out->n && !out->values) {
+    if (!out->n && !out->values && !out->profileme) {
         snprintf(err, errsize, "--pmu: no events given");
         return false;
     }
@@ -127,6 +147,7 @@ struct pmu {
     uint32_t period[CEV_COUNT];     /* the period being counted */
 
     pmu_values_sink vsink;
+    pmu_pm_sink pmsink;
     uint64_t vrng;
     uint64_t val_ovf;               /* cycle of the next values interrupt, ~0: none */
     int64_t vcount;                 /* values_insns: instructions until it overflows */
@@ -266,6 +287,13 @@ static void event(void *ctx, int ev, uint64_t cycle, uint64_t pc)
     pend(u, cycle + u->cfg.skid, ev);
 }
 
+static void pm_deliver(void *ctx, const cycles_pm *r, int n)
+{
+    pmu *u = ctx;
+    if (u->pmsink)
+        u->pmsink(u->ctx, u->cpu, r, n);
+}
+
 pmu *pmu_new(const pmu_config *cfg, int cpu, cycles_core *core, pmu_sink sink, void *ctx)
 {
     pmu *u = calloc(1, sizeof *u);
@@ -309,6 +337,12 @@ pmu *pmu_new(const pmu_config *cfg, int cpu, cycles_core *core, pmu_sink sink, v
     }
     u->next_rotate = u->nother > u->slots ? now + cfg->mux_cycles : ~0ULL;
     u->active_since = now;
+    if (cfg->profileme) {
+        /* a stream of its own per CPU, as the other periods */
+        cycles_pm_config pc = { cfg->pmlo, cfg->pmhi, cfg->pm_window,
+                                cfg->seed * 0x94d049bb133111ebULL + (uint64_t)cpu };
+        cycles_set_profileme(core, &pc, pm_deliver, u);
+    }
     cycles_observer o = { advance, event, u };
     cycles_set_observer(core, &o);
     set_active(u);
@@ -319,6 +353,11 @@ pmu *pmu_new(const pmu_config *cfg, int cpu, cycles_core *core, pmu_sink sink, v
 void pmu_set_values_sink(pmu *u, pmu_values_sink vsink)
 {
     u->vsink = vsink;
+}
+
+void pmu_set_pm_sink(pmu *u, pmu_pm_sink sink)
+{
+    u->pmsink = sink;
 }
 
 void pmu_free(pmu *u)

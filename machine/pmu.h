@@ -31,11 +31,18 @@ typedef struct pmu_config {
     bool values;                   /* "values": interrupts that start value-sampling runs */
     uint32_t vlo, vhi;             /* their period, uniform in [vlo, vhi] */
     bool values_insns;             /* ... counted in instructions issued, not cycles */
+    bool profileme;                /* "profileme": instruction samples (cycles.h, ProfileMe) */
+    uint32_t pmlo, pmhi;           /* fetched instructions between them, uniform in [pmlo, pmhi] */
+    uint32_t pm_window;            /* paired samples within this many (0: none) */
 } pmu_config;
+
+/* ProfileMe's mean interval when no PERIOD is given. */
+#define PMU_PROFILEME_DEFAULT 16384u
 
 /* Parse "cycles,imiss:4096,values,..." (names as pmu_event_name; a period P gives
  * periods uniform in [P - P/32, P + P/32]; no period: cycles [60000, 64000],
- * others around 4096).  false with a message naming the bad item. */
+ * others around 4096; "profileme:P" draws from [P - P/2, P + P/2], no
+ * period: PMU_PROFILEME_DEFAULT).  false with a message naming the bad item. */
 bool pmu_parse(const char *spec, pmu_config *out, char *err, size_t errsize);
 
 const char *pmu_event_name(int ev);   /* "cycles", "imiss", ... or NULL */
@@ -51,12 +58,16 @@ typedef void (*pmu_sink)(void *ctx, int cpu, uint64_t pc, int ev);
  * pmu_skid cycles after the one that overflowed it. */
 typedef void (*pmu_values_sink)(void *ctx, int cpu, uint64_t pc);
 
+/* ProfileMe records (one, or a pair) of CPU cpu. */
+typedef void (*pmu_pm_sink)(void *ctx, int cpu, const cycles_pm *r, int n);
+
 typedef struct pmu pmu;
 
 /* The counters of CPU cpu, observing core; samples go to sink. */
 pmu *pmu_new(const pmu_config *cfg, int cpu, cycles_core *core, pmu_sink sink, void *ctx);
 void pmu_free(pmu *u);
 void pmu_set_values_sink(pmu *u, pmu_values_sink vsink);
+void pmu_set_pm_sink(pmu *u, pmu_pm_sink sink);
 
 typedef struct pmu_stats {
     uint64_t samples[CEV_COUNT];

@@ -20,6 +20,7 @@ typedef struct truth_ent {
     uint64_t samples[CEV_COUNT];
     uint64_t stalls[ST_COUNT];  /* of hoq, the stall cycles by cause */
     uint64_t levels[CLVL_COUNT]; /* loads: who answered, each time */
+    uint64_t execs, slots, used; /* issue slots in its times in progress, and used by others */
 } truth_ent;
 
 struct timing {
@@ -36,7 +37,14 @@ struct timing {
     struct truth_fwd *fwd;       /* per CPU, with truth on */
     uint32_t *pid;               /* per CPU: the process its model works for */
     bool values_insns;           /* axp_set_values_clock */
+    uint32_t pm_window;          /* axp_set_profileme_window */
 };
+
+_Static_assert((int)AXP_PM_IMISS == (int)CPM_IMISS && (int)AXP_PM_ITBMISS == (int)CPM_ITBMISS && (int)AXP_PM_DMISS == (int)CPM_DMISS &&
+               (int)AXP_PM_DTBMISS == (int)CPM_DTBMISS && (int)AXP_PM_LOAD == (int)CPM_LOAD && (int)AXP_PM_STORE == (int)CPM_STORE &&
+               (int)AXP_PM_CBRANCH == (int)CPM_CBRANCH && (int)AXP_PM_TAKEN == (int)CPM_TAKEN && (int)AXP_PM_JUMP == (int)CPM_JUMP &&
+               (int)AXP_PM_MISPREDICT == (int)CPM_MISPREDICT && (int)AXP_PM_PAIRED == (int)CPM_PAIRED && (int)AXP_PM_USEFUL == (int)CPM_USEFUL,
+               "axp_pm.flags are the model's");
 
 const ev5_params *timing_params(const machine *m)
 {
@@ -88,6 +96,33 @@ void axp_set_sample_hook(axp_machine *m, axp_sample_hook fn, void *ctx)
 {
     m->shook = fn;
     m->shook_ctx = ctx;
+}
+
+void axp_set_pm_hook(axp_machine *m, axp_pm_hook fn, void *ctx)
+{
+    m->pmhook = fn;
+    m->pmhook_ctx = ctx;
+}
+
+int axp_set_profileme_window(axp_machine *m, uint64_t window, char *err, size_t errsz)
+{
+    struct timing *t = tm_get(m);
+    if (!t) {
+        snprintf(err, errsz, "out of memory");
+        return -1;
+    }
+    if (window > AXP_PM_WINDOW_MAX) {
+        snprintf(err, errsz, "--profileme-window: expected a number from 0 to %d, got %" PRIu64,
+                 AXP_PM_WINDOW_MAX, window);
+        return -1;
+    }
+    t->pm_window = (uint32_t)window;
+    return 0;
+}
+
+bool axp_pmu_profileme(const axp_machine *m)
+{
+    return m->tm && m->tm->pmu_on && m->tm->pc.profileme;
 }
 
 void axp_set_poll_hook(axp_machine *m, axp_poll_hook fn, void *ctx)
@@ -215,6 +250,18 @@ static void truth_load(void *ctx, uint64_t pc, uint32_t latency, int level)
         e->levels[level & 3]++;
 }
 
+/* Each instruction's issue slots in progress, for --truth's issue.* columns. */
+static void truth_slots(void *ctx, uint64_t pc, uint64_t slots, uint64_t used)
+{
+    truth_fwd *f = ctx;
+    truth_ent *e = truth_slot(f->m->tm, (uint64_t)f->m->tm->pid[f->cpuno] << 44 | pc >> 2);
+    if (e) {
+        e->execs++;
+        e->slots += slots;
+        e->used += used;
+    }
+}
+
 static void truth_event(void *ctx, int ev, uint64_t cycle, uint64_t pc)
 {
     truth_fwd *f = ctx;
@@ -240,6 +287,29 @@ static void sample_sink(void *ctx, int cpuno, uint64_t pc, int ev)
     m->sample_stack = NULL;
 }
 
+static uint32_t clamp32(uint64_t v)
+{
+    return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* ProfileMe records of CPU cpuno, to the hook with their process. */
+static void pm_sink(void *ctx, int cpuno, const cycles_pm *r, int n)
+{
+    machine *m = ctx;
+    if (!m->pmhook)
+        return;
+    axp_pm out[2];
+    for (int i = 0; i < n && i < 2; i++)
+        out[i] = (axp_pm){ .cpu = cpuno, .pid = (int)m->tm->pid[cpuno], .pc = r[i].pc, .ea = r[i].ea,
+                           .flags = r[i].flags, .hist = r[i].hist, .hist_len = r[i].hist_len,
+                           .level = r[i].level, .fetch_issue = clamp32(r[i].issue - r[i].fetch),
+                           .head = clamp32(r[i].head), .issue_ready = clamp32(r[i].ready - r[i].issue),
+                           .window = r[i].window, .distance = r[i].distance,
+                           .issue_width = m->tm->p.issue_width,
+                           .period = ((double)m->tm->pc.pmlo + m->tm->pc.pmhi) / 2 };
+    m->pmhook(m->pmhook_ctx, out, n);
+}
+
 int timing_start(machine *m, char *err, size_t errsz)
 {
     struct timing *t = m->tm;
@@ -263,11 +333,19 @@ int timing_start(machine *m, char *err, size_t errsz)
             cycles_set_schedules(t->core[i], false);
         if (t->pmu_on) {
             t->pc.skid = t->p.pmu_skid;
+            t->pc.pm_window = t->pm_window;
+            if (t->pc.profileme && t->pm_window >= t->pc.pmlo) {
+                snprintf(err, errsz, "--profileme-window %u: must be below the shortest ProfileMe interval (%u)",
+                         t->pm_window, t->pc.pmlo);
+                return -1;
+            }
             t->pc.values_insns = t->values_insns;
             if (!(t->pmu[i] = pmu_new(&t->pc, i, t->core[i], sample_sink, m)))
                 goto oom;
             if (t->pc.values)
                 pmu_set_values_sink(t->pmu[i], values_interrupt);
+            if (t->pc.profileme)
+                pmu_set_pm_sink(t->pmu[i], pm_sink);
         }
         if (t->truth) {
             t->fwd[i].m = m;
@@ -280,6 +358,7 @@ int timing_start(machine *m, char *err, size_t errsz)
              * (static schedules skip loads that hit; same cycles) */
             cycles_set_schedules(t->core[i], false);
             cycles_set_load_hook(t->core[i], truth_load, &t->fwd[i]);
+            cycles_set_pm_truth(t->core[i], truth_slots, &t->fwd[i]);
         }
     }
     for (int i = 0; i < m->ncpu; i++) {
@@ -404,6 +483,18 @@ void timing_write_stats(machine *m, FILE *f)
     }
     fprintf(f, "},\n  \"pmu_multiplexed\": %s,\n",
             t->pc.n > PMU_COUNTERS ? "true" : "false");
+    if (t->pc.profileme) {
+        cycles_pm_stats ps = { 0 }, one;
+        for (int i = 0; i < t->ncpu; i++) {
+            cycles_pm_get_stats(t->core[i], &one);
+            ps.tagged += one.tagged;
+            ps.records += one.records;
+            ps.pairs += one.pairs;
+        }
+        fprintf(f, "  \"profileme\": {\"period\": %.1f, \"window\": %u, \"tagged\": %" PRIu64
+                   ", \"records\": %" PRIu64 ", \"pairs\": %" PRIu64 "},\n",
+                ((double)t->pc.pmlo + t->pc.pmhi) / 2, t->pc.pm_window, ps.tagged, ps.records, ps.pairs);
+    }
     values_write_stats(m, f);
 }
 
@@ -417,7 +508,9 @@ int axp_write_truth(axp_machine *m, FILE *f)
         fprintf(f, " %s", pmu_event_name(t->pc.ev[i]));
     for (int s = 0; s < ST_COUNT; s++)
         fprintf(f, " stall.%s", cycles_stall_names[s]);
-    fprintf(f, " load.dcache load.scache load.bcache load.memory\n");
+    fprintf(f, " load.dcache load.scache load.bcache load.memory issue.executions issue.slots issue.used\n");
+    for (int i = 0; i < t->ncpu; i++)
+        cycles_pm_truth_flush(t->core[i]);
     for (size_t i = 0; i < t->tcap; i++) {
         const truth_ent *e = &t->tt[i];
         if (!e->key)
@@ -430,7 +523,7 @@ int axp_write_truth(axp_machine *m, FILE *f)
             fprintf(f, " %" PRIu64, e->stalls[s]);
         for (int l = 0; l < CLVL_COUNT; l++)
             fprintf(f, " %" PRIu64, e->levels[l]);
-        fprintf(f, "\n");
+        fprintf(f, " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", e->execs, e->slots, e->used);
     }
     if (t->oom) {
         errno = ENOMEM;

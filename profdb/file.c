@@ -235,6 +235,43 @@ int pd_lock_host(profdb *db, const char *edir, const char *host, char **hostdir,
     return pd_lock_dir(db, *hostdir, "two writers with this host name would lose each other's updates", err);
 }
 
+bool pd_update_host_file(profdb *db, const char *host, const char *key, const char *suffix, pd_update_fn update,
+                         void *ctx, profdb_error *err)
+{
+    char epoch[PROFDB_EPOCH_MAX], myhost[PROFDB_MAX_NAME + 2], fname[PROFDB_KEY_MAX + 16];
+    if (host && !pd_check_name(host, "host", err))
+        return false;
+    if (!host && !pd_hostname(myhost, sizeof myhost, err))
+        return false;
+    if (snprintf(fname, sizeof fname, "%s%s", key, suffix) >= (int)sizeof fname)
+        return pd_fail(err, PROFDB_EINVAL, "\"%s\": name too long", key);
+    bool ok = false;
+    char *edir = NULL, *hostdir = NULL, *path = NULL;
+    uint8_t *old = NULL, *enc = NULL;
+    size_t oldn = 0, size = 0;
+    int lockfd = -1;
+    if (!pd_current_or_create(db, epoch, err) || !(edir = pd_join(db->dir, epoch, NULL, err)) ||
+        !pd_mkdir(edir, true, err))
+        goto out;
+    if ((lockfd = pd_lock_host(db, edir, host ? host : myhost, &hostdir, err)) == -1 ||
+        !(path = pd_join(hostdir, fname, NULL, err)))
+        goto out;
+    struct stat st;
+    /* a damaged file stays where it is, and nothing is written over it */
+    if (stat(path, &st) == 0 && !pd_slurp(path, &old, &oldn, err))
+        goto out;
+    ok = update(ctx, path, old, oldn, &enc, &size, err) && pd_write_atomic(hostdir, fname, enc, size, true, err);
+out:
+    if (lockfd >= 0)
+        close(lockfd);
+    free(enc);
+    free(old);
+    free(path);
+    free(hostdir);
+    free(edir);
+    return ok;
+}
+
 /* An exclusive lock on DIR/.lock, released by closing the descriptor.
  * Returns the descriptor, -1 on error, or -2 when the filesystem offers no
  * locks (an NFS mount without a lock service): the caller goes on, after a

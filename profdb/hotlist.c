@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/le.h"
 #include "profdb/hotlist.h"
 
 static uint64_t next(uint64_t *rng)
@@ -170,5 +171,25 @@ const char *hotlist_check(const hotlist *h)
     }
     if (sum > h->samples)
         return "counts add up to more than the samples";
+    return NULL;
+}
+
+void hotlist_put_values(uint8_t *p, const hotlist *h)
+{
+    for (uint32_t k = 0; k < h->n; k++, p += HOTLIST_VALUE_BYTES) {
+        le_put64(p, h->v[k].value);
+        le_put64(p + 8, h->v[k].count);
+        le_put32(p + 16, h->v[k].pieces);
+        le_put32(p + 20, 0);
+    }
+}
+
+const char *hotlist_get_values(const uint8_t *p, hotlist *h)
+{
+    for (uint32_t k = 0; k < h->n; k++, p += HOTLIST_VALUE_BYTES) {
+        h->v[k] = (hot_value){ le_get64(p), le_get64(p + 8), le_get32(p + 16) };
+        if (le_get32(p + 20))
+            return "reserved bytes not zero";
+    }
     return NULL;
 }

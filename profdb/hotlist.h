@@ -59,6 +59,13 @@ double hotlist_estimate(const hotlist *h, const hot_value *v);
  * capped at 1.  Returns how many. */
 size_t hotlist_top(const hotlist *h, hot_value *out, double *share, size_t max);
 
+/* A list's values as stored (docs/profile-format.md): HOTLIST_VALUE_BYTES
+ * each, little-endian value, count, pieces and four zero bytes.  get
+ * reads h->n of them into h: NULL or what is wrong. */
+#define HOTLIST_VALUE_BYTES 24u
+void hotlist_put_values(uint8_t *p, const hotlist *h);
+const char *hotlist_get_values(const uint8_t *p, hotlist *h);
+
 /* Internal consistency, for readers of stored lists: NULL or what is wrong. */
 const char *hotlist_check(const hotlist *h);
 

@@ -63,6 +63,53 @@ int pd_lock_dir(profdb *db, const char *dir, const char *risk, profdb_error *err
  * it); -1 on error. */
 int pd_lock_host(profdb *db, const char *edir, const char *host, char **hostdir, profdb_error *err);
 bool pd_current_or_create(profdb *db, char name[PROFDB_EPOCH_MAX], profdb_error *err);
+/* Rewrite key+suffix of host (NULL: this machine's name) in the current
+ * epoch with what update makes of its bytes (old NULL when there is no
+ * file yet), under the host directory's lock, renamed into place.  A
+ * file update cannot read stays as it was. */
+typedef bool (*pd_update_fn)(void *ctx, const char *path, const uint8_t *old, size_t oldn, uint8_t **out,
+                             size_t *outn, profdb_error *err);
+bool pd_update_host_file(profdb *db, const char *host, const char *key, const char *suffix, pd_update_fn update,
+                         void *ctx, profdb_error *err);
+
+/* records.c: a per-instruction profile kind (value profiles, ProfileMe
+ * profiles): PD_KIND_HEADER bytes (magic, version, reserved word, record
+ * count, payload length, payload FNV-1a) then records sorted by cmp, each
+ * key once.  decode reads one record of at most avail bytes into out
+ * (the bytes it took, 0 with *why); check says what is wrong with a
+ * record given to a merge (NULL: nothing); merge adds one record of the
+ * same key into another. */
+#define PD_KIND_HEADER 40u
+typedef struct pd_kind {
+    const char *magic;          /* 8 bytes */
+    uint32_t version;
+    uint64_t max;               /* records per file */
+    size_t min_bytes;           /* the fewest bytes a record takes in a file */
+    const char *suffix;         /* of the file name: KEY + suffix */
+    const char *what, *item;    /* "value profile", "list": for messages */
+    const char *order;          /* what a record out of order is not in */
+    size_t size;                /* of a record in memory */
+    size_t (*decode)(const uint8_t *p, size_t avail, void *out, const char **why);
+    bool (*encode)(const void *v, size_t n, uint8_t **data, size_t *size, profdb_error *err);
+    int (*cmp)(const void *a, const void *b);
+    void (*merge)(void *into, const void *also);
+    const char *(*check)(const void *r);
+    uint64_t (*offset_of)(const void *r);
+} pd_kind;
+/* The header of an encoded file of len bytes holding n records. */
+void pd_kind_seal(const pd_kind *k, uint8_t *d, size_t len, uint64_t n);
+bool pd_kind_decode(const pd_kind *k, const void *data, size_t size, const char *name, void **v, size_t *n,
+                    profdb_error *err);
+/* a and b sorted, each key once: their union into *out, records of the same key merged. */
+bool pd_kind_union(const pd_kind *k, const void *a, size_t na, const void *b, size_t nb, void **out, size_t *n,
+                   profdb_error *err);
+/* Records (any order, repeats allowed) into key's file of host (NULL:
+ * this machine's name) in the current epoch. */
+bool pd_kind_merge(profdb *db, const pd_kind *k, const char *host, const char *key, const void *v, size_t n,
+                   profdb_error *err);
+/* key's files of the epoch (NULL: all) and host (NULL: all) summed. */
+bool pd_kind_sum(profdb *db, const pd_kind *k, const char *epoch, const char *host, const char *key, void **v,
+                 size_t *n, profdb_error *err);
 
 /* stacks.c: what the stack files share */
 struct profdb_stacks;

@@ -133,9 +133,14 @@ profdb_truth *profdb_truth_read(const char *path, profdb_error *err)
     bool ok = t != NULL;
     if (!ok)
         pd_fail(err, PROFDB_ENOMEM, "%s: out of memory", path);
-    if (ok && getline(&line, &lcap, f) < 0)
+    ssize_t len = -1;
+    if (ok && (len = getline(&line, &lcap, f)) < 0)
         ok = pd_fail(err, PROFDB_ETRUNC, "%s: empty, not an axp --truth file", path);
     lineno = 1;
+    /* axp ends every line: a header without its end was cut, and would
+     * name fewer columns than the rows have */
+    if (ok && line[len - 1] != '\n' && !strncmp(line, "# pid pc ", 9))
+        ok = pd_fail(err, PROFDB_ETRUNC, "%s:1: the header is cut short", path);
     ok = ok && header(t, line, path, &ncols, &first, err);
     while (ok && getline(&line, &lcap, f) >= 0) {
         lineno++;

@@ -16,9 +16,9 @@
 #include "profdb/values.h"
 
 #define MAGIC "cpovals\n"
-#define HDR 40u
+#define HDR PD_KIND_HEADER
 #define LIST_HDR 40u
-#define VALUE_SIZE 24u
+#define VALUE_SIZE HOTLIST_VALUE_BYTES
 
 static const char *const kinds[] = { NULL, "result", "address", "latency", "target" };
 
@@ -42,6 +42,36 @@ static int cmp_list(const void *a, const void *b)
         return x->offset < y->offset ? -1 : 1;
     return (x->kind > y->kind) - (x->kind < y->kind);
 }
+
+static size_t decode_list(const uint8_t *p, size_t avail, void *to, const char **why);
+
+static void merge_list(void *into, const void *also)
+{
+    hotlist_merge(&((profdb_vlist *)into)->h, &((const profdb_vlist *)also)->h);
+}
+
+static const char *check_list(const void *r)
+{
+    const profdb_vlist *l = r;
+    return !profdb_vkind_name(l->kind) ? "an unknown kind" : hotlist_check(&l->h);
+}
+
+static uint64_t offset_of(const void *r)
+{
+    return ((const profdb_vlist *)r)->offset;
+}
+
+static bool encode(const void *v, size_t n, uint8_t **data, size_t *size, profdb_error *err)
+{
+    return profdb_values_encode(v, n, data, size, err);
+}
+
+static const pd_kind kind = {
+    .magic = MAGIC, .version = PROFDB_VALUES_VERSION, .max = PROFDB_VALUES_MAX, .min_bytes = LIST_HDR,
+    .suffix = PROFDB_VALUES_SUFFIX, .what = "value profile", .item = "list", .order = "not in (offset, kind) order",
+    .size = sizeof(profdb_vlist), .decode = decode_list, .encode = encode, .cmp = cmp_list,
+    .merge = merge_list, .check = check_list, .offset_of = offset_of,
+};
 
 bool profdb_values_encode(const profdb_vlist *v, size_t n, uint8_t **data, size_t *size, profdb_error *err)
 {
@@ -68,26 +98,19 @@ bool profdb_values_encode(const profdb_vlist *v, size_t n, uint8_t **data, size_
         le_put64(p + 16, h->samples);
         le_put64(p + 24, tau);
         le_put64(p + 32, h->rng);
-        p += LIST_HDR;
-        for (uint32_t k = 0; k < h->n; k++, p += VALUE_SIZE) {
-            le_put64(p, h->v[k].value);
-            le_put64(p + 8, h->v[k].count);
-            le_put32(p + 16, h->v[k].pieces);
-        }
+        hotlist_put_values(p + LIST_HDR, h);
+        p += LIST_HDR + (size_t)h->n * VALUE_SIZE;
     }
-    memcpy(d, MAGIC, 8);
-    le_put32(d + 8, PROFDB_VALUES_VERSION);
-    le_put64(d + 16, n);
-    le_put64(d + 24, len - HDR);
-    le_put64(d + 32, fnv1a(FNV1A_INIT, d + HDR, len - HDR));
+    pd_kind_seal(&kind, d, len, n);
     *data = d;
     *size = len;
     return true;
 }
 
 /* One list at p (avail bytes left): how many bytes it took, 0 if bad. */
-static size_t decode_list(const uint8_t *p, size_t avail, profdb_vlist *out, const char **why)
+static size_t decode_list(const uint8_t *p, size_t avail, void *to, const char **why)
 {
+    profdb_vlist *out = to;
     if (avail < LIST_HDR)
         return *why = "a list cut short", 0;
     memset(out, 0, sizeof *out);
@@ -107,13 +130,7 @@ static size_t decode_list(const uint8_t *p, size_t avail, profdb_vlist *out, con
     size_t len = LIST_HDR + (size_t)out->h.n * VALUE_SIZE;
     if (avail < len)
         return *why = "a list cut short", 0;
-    for (uint32_t k = 0; k < out->h.n; k++) {
-        const uint8_t *q = p + LIST_HDR + (size_t)k * VALUE_SIZE;
-        out->h.v[k] = (hot_value){ le_get64(q), le_get64(q + 8), le_get32(q + 16) };
-        if (le_get32(q + 20))
-            return *why = "reserved bytes not zero", 0;
-    }
-    if ((*why = hotlist_check(&out->h)))
+    if ((*why = hotlist_get_values(p + LIST_HDR, &out->h)) || (*why = hotlist_check(&out->h)))
         return 0;
     return len;
 }
@@ -121,202 +138,17 @@ static size_t decode_list(const uint8_t *p, size_t avail, profdb_vlist *out, con
 bool profdb_values_decode(const void *data, size_t size, const char *name, profdb_vlist **v, size_t *n,
                           profdb_error *err)
 {
-    const uint8_t *d = data;
-    *v = NULL;
-    *n = 0;
-    if (size < 8 || memcmp(d, MAGIC, 8))
-        return pd_fail(err, PROFDB_EMAGIC, "%s: not a value profile", name);
-    if (size < HDR)
-        return pd_fail(err, PROFDB_ETRUNC, "%s: header cut short (%zu bytes)", name, size);
-    uint32_t version = le_get32(d + 8);
-    if (version != PROFDB_VALUES_VERSION)
-        return pd_fail(err, PROFDB_EVERSION, "%s: value profile version %u, this build reads %d", name, version,
-                       PROFDB_VALUES_VERSION);
-    uint64_t count = le_get64(d + 16), plen = le_get64(d + 24);
-    if (le_get32(d + 12))
-        return pd_fail(err, PROFDB_ECORRUPT, "%s: reserved header bytes not zero", name);
-    if (plen != size - HDR)
-        return pd_fail(err, plen > size - HDR ? PROFDB_ETRUNC : PROFDB_ECORRUPT,
-                       "%s: payload of %llu bytes, file has %zu after the header", name, (unsigned long long)plen,
-                       size - HDR);
-    if (fnv1a(FNV1A_INIT, d + HDR, plen) != le_get64(d + 32))
-        return pd_fail(err, PROFDB_ECHECKSUM, "%s: payload checksum mismatch", name);
-    if (count > PROFDB_VALUES_MAX || count > plen / LIST_HDR)
-        return pd_fail(err, PROFDB_ECORRUPT, "%s: %llu lists cannot fit in %llu bytes", name,
-                       (unsigned long long)count, (unsigned long long)plen);
-    profdb_vlist *out = count ? malloc((size_t)count * sizeof *out) : NULL;
-    if (count && !out)
-        return pd_fail(err, PROFDB_ENOMEM, "%s: out of memory", name);
-    size_t at = HDR;
-    for (uint64_t i = 0; i < count; i++) {
-        const char *why = NULL;
-        size_t used = decode_list(d + at, size - at, &out[i], &why);
-        if (!used || (i && cmp_list(&out[i - 1], &out[i]) >= 0)) {
-            pd_fail(err, PROFDB_ECORRUPT, "%s: list %llu at byte %zu: %s", name, (unsigned long long)i, at,
-                    used ? "not in (offset, kind) order" : why);
-            free(out);
-            return false;
-        }
-        at += used;
-    }
-    if (at != size) {
-        free(out);
-        return pd_fail(err, PROFDB_ECORRUPT, "%s: %zu bytes after the last list", name, size - at);
-    }
-    *v = out;
-    *n = (size_t)count;
-    return true;
-}
-
-/* a and b sorted, each pair once: their union into *out, lists of the
- * same pair merged. */
-static bool union_lists(const profdb_vlist *a, size_t na, const profdb_vlist *b, size_t nb, profdb_vlist **out,
-                        size_t *n, profdb_error *err)
-{
-    profdb_vlist *u = malloc((na + nb + 1) * sizeof *u);
-    if (!u)
-        return pd_fail(err, PROFDB_ENOMEM, "out of memory");
-    size_t i = 0, j = 0, k = 0;
-    while (i < na || j < nb) {
-        int c = i == na ? 1 : j == nb ? -1 : cmp_list(&a[i], &b[j]);
-        if (c < 0)
-            u[k++] = a[i++];
-        else if (c > 0)
-            u[k++] = b[j++];
-        else {
-            u[k] = a[i++];
-            hotlist_merge(&u[k++].h, &b[j++].h);
-        }
-    }
-    *out = u;
-    *n = k;
-    return true;
-}
-
-/* The inputs sorted, repeats merged. */
-static bool normalise(const profdb_vlist *in, size_t n, profdb_vlist **out, size_t *nout, profdb_error *err)
-{
-    profdb_vlist *v = malloc((n + 1) * sizeof *v);
-    if (!v)
-        return pd_fail(err, PROFDB_ENOMEM, "out of memory");
-    memcpy(v, in, n * sizeof *v);
-    qsort(v, n, sizeof *v, cmp_list);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!profdb_vkind_name(v[i].kind) || hotlist_check(&v[i].h)) {
-            unsigned long long at = v[i].offset;
-            free(v);
-            return pd_fail(err, PROFDB_EINVAL, "value list at offset 0x%llx: bad kind or hot list", at);
-        }
-        if (k && !cmp_list(&v[k - 1], &v[i]))
-            hotlist_merge(&v[k - 1].h, &v[i].h);
-        else
-            v[k++] = v[i];
-    }
-    *out = v;
-    *nout = k;
-    return true;
-}
-
-static bool read_file(const char *path, profdb_vlist **v, size_t *n, profdb_error *err)
-{
-    uint8_t *d;
-    size_t size;
-    if (!pd_slurp(path, &d, &size, err))
-        return false;
-    bool ok = profdb_values_decode(d, size, path, v, n, err);
-    free(d);
-    return ok;
+    return pd_kind_decode(&kind, data, size, name, (void **)v, n, err);
 }
 
 bool profdb_values_merge(profdb *db, const char *host, const char *key, const profdb_vlist *v, size_t n,
                          profdb_error *err)
 {
-    char epoch[PROFDB_EPOCH_MAX], myhost[PROFDB_MAX_NAME + 2];
-    char fname[PROFDB_KEY_MAX + sizeof PROFDB_VALUES_SUFFIX];
-    if (!key || !pd_key_valid(key))
-        return pd_fail(err, PROFDB_EINVAL, "\"%s\" is not a profile key", key ? key : "");
-    if (host && !pd_check_name(host, "host", err))
-        return false;
-    if (!host && !pd_hostname(myhost, sizeof myhost, err))
-        return false;
-    snprintf(fname, sizeof fname, "%s" PROFDB_VALUES_SUFFIX, key);
-    profdb_vlist *in = NULL, *old = NULL, *all = NULL;
-    size_t nin = 0, nold = 0, nall = 0;
-    if (!normalise(v, n, &in, &nin, err))
-        return false;
-    bool ok = false;
-    char *edir = NULL, *hostdir = NULL, *path = NULL;
-    int lockfd = -1;
-    if (!pd_current_or_create(db, epoch, err) || !(edir = pd_join(db->dir, epoch, NULL, err)) ||
-        !pd_mkdir(edir, true, err))
-        goto out;
-    if ((lockfd = pd_lock_host(db, edir, host ? host : myhost, &hostdir, err)) == -1 ||
-        !(path = pd_join(hostdir, fname, NULL, err)))
-        goto out;
-    struct stat st;
-    /* a damaged file stays where it is, and nothing is written over it */
-    if (stat(path, &st) == 0 && !read_file(path, &old, &nold, err))
-        goto out;
-    uint8_t *enc = NULL;
-    size_t size;
-    ok = union_lists(old, nold, in, nin, &all, &nall, err) && profdb_values_encode(all, nall, &enc, &size, err) &&
-         pd_write_atomic(hostdir, fname, enc, size, true, err);
-    free(enc);
-out:
-    if (lockfd >= 0)
-        close(lockfd);
-    free(path);
-    free(hostdir);
-    free(edir);
-    free(in);
-    free(old);
-    free(all);
-    return ok;
-}
-
-typedef struct sumctx {
-    profdb_vlist *v;
-    size_t n, files;
-} sumctx;
-
-static bool visit(profdb *db, const char *epoch, const char *file, void *ctx, profdb_error *err)
-{
-    sumctx *c = ctx;
-    profdb_vlist *v, *u;
-    size_t n, nu;
-    (void)db;
-    (void)epoch;
-    if (!read_file(file, &v, &n, err))
-        return false;
-    bool ok = union_lists(c->v, c->n, v, n, &u, &nu, err);
-    free(v);
-    if (ok) {
-        free(c->v);
-        c->v = u;
-        c->n = nu;
-        c->files++;
-    }
-    return ok;
+    return pd_kind_merge(db, &kind, host, key, v, n, err);
 }
 
 bool profdb_values_sum(profdb *db, const char *epoch, const char *host, const char *key, profdb_vlist **v,
                        size_t *n, profdb_error *err)
 {
-    *v = NULL;
-    *n = 0;
-    if (!key || !pd_key_valid(key))
-        return pd_fail(err, PROFDB_EINVAL, "\"%s\" is not a profile key", key ? key : "");
-    char fname[PROFDB_KEY_MAX + sizeof PROFDB_VALUES_SUFFIX];
-    snprintf(fname, sizeof fname, "%s" PROFDB_VALUES_SUFFIX, key);
-    sumctx c = { 0 };
-    if (!pd_walk_named(db, epoch, host, fname, visit, &c, err)) {
-        free(c.v);
-        return false;
-    }
-    if (!c.files)
-        return pd_fail(err, PROFDB_ENOENT, "%s: no value profile for %s", profdb_dir(db), key);
-    *v = c.v;
-    *n = c.n;
-    return true;
+    return pd_kind_sum(db, &kind, epoch, host, key, (void **)v, n, err);
 }

@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hash.h"
-#include "common/le.h"
 #include "profdb/values.h"
+#include "tests/fuzz/fuzz_sealed.h"
 
 static void check(const uint8_t *data, size_t size)
 {
@@ -38,13 +37,6 @@ static void check(const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    check(data, size);
-    if (size < 40)
-        return 0;
-    uint8_t *b = malloc(size);
-    memcpy(b, data, size);
-    le_put64(b + 32, fnv1a(FNV1A_INIT, b + 40, size - 40));
-    check(b, size);
-    free(b);
+    fuzz_sealed(data, size, check);
     return 0;
 }

@@ -135,6 +135,25 @@ static void sink(void *ctx, int cpuno, uint64_t pc, int ev)
     l->sum = l->sum * 1000003 + pc * 31 + (uint64_t)ev;
 }
 
+/* ProfileMe on the fast core only (run's pm_fast): what it delivered. */
+static uint64_t pm_records, pm_insns, pm_truth_execs;
+static void pm_sink(void *ctx, int cpuno, const cycles_pm *r, int n)
+{
+    (void)ctx;
+    (void)cpuno;
+    (void)r;
+    pm_records += (uint64_t)n;
+}
+static void pm_truth(void *ctx, uint64_t pc, uint64_t slots, uint64_t used)
+{
+    (void)ctx;
+    (void)pc;
+    (void)slots;
+    (void)used;
+    pm_truth_execs++;
+}
+static bool pm_fast;
+
 static void run(const char *const *set, const char *pmuspec, bool trace, long steps, uint64_t seed)
 {
     char err[256];
@@ -154,9 +173,13 @@ static void run(const char *const *set, const char *pmuspec, bool trace, long st
         cfg.skid = p.pmu_skid;
         cfg.mux_cycles = 20000;
         uf = pmu_new(&cfg, 0, fast, sink, &lf);
+        cfg.profileme = false;      /* (only the fast core, when asked for) */
         us = pmu_new(&cfg, 0, slow, sink, &ls);
         cr_assert(uf && us);
+        pmu_set_pm_sink(uf, pm_sink);
     }
+    if (pm_fast)
+        cycles_set_pm_truth(fast, pm_truth, NULL);
     cycles_set_trace(fast, trace);
     cycles_set_trace(slow, trace);
     cycles_set_asn(fast, 1);
@@ -184,6 +207,7 @@ static void run(const char *const *set, const char *pmuspec, bool trace, long st
         uint64_t next = n < x->n ? x->pc + 4ULL * n : b[j].pc;
         cycles_block(fast, x->ti, x->pc, n, ea, next, s);
         cycles_block(slow, x->ti, x->pc, n, ea, next, s);
+        pm_insns += n;
         cr_assert_eq(cycles_now(fast), cycles_now(slow), "step %ld: block %d at %#lx: %lu against %lu cycles",
                      step, i, (unsigned long)x->pc, (unsigned long)cycles_now(fast),
                      (unsigned long)cycles_now(slow));
@@ -224,6 +248,22 @@ Test(sched, same_samples)
     run(NULL, "cycles:1000,dmiss:64,imiss:64,branchmp:64,smiss:64", false, 40000, 77);
     run(NULL, "cycles:2000,issues:300", false, 20000, 78);
     run(NULL, "cycles:1000", true, 10000, 79);
+}
+
+/* ProfileMe's tagging and its truth change no cycle, count and sample:
+ * the fast core with schedules, ProfileMe pairs and the truth against
+ * the slow one without any. */
+Test(sched, profileme_changes_nothing)
+{
+    pm_fast = true;
+    pm_records = pm_insns = pm_truth_execs = 0;
+    run(NULL, "cycles:1000,dmiss:64,profileme:200", false, 40000, 91);
+    cr_assert(pm_truth_execs <= pm_insns && pm_truth_execs + 1000 >= pm_insns, "truth of %lu of %lu",
+              (unsigned long)pm_truth_execs, (unsigned long)pm_insns);
+    cr_assert_gt(pm_records, pm_insns / 400, "%lu records for %lu instructions", (unsigned long)pm_records,
+                 (unsigned long)pm_insns);
+    cr_assert_lt(pm_records, pm_insns / 100);
+    pm_fast = false;
 }
 
 Test(sched, same_with_other_parameters)

@@ -49,6 +49,8 @@ struct collect {
     uint64_t values_rejected;   /* value records the driver refused */
     bool stacks;
     uint64_t stacks_rejected;   /* stacks refused as out of range */
+    bool pm;                    /* ProfileMe records go in the stack rings */
+    uint64_t pm_records, pm_lost, pm_rejected;
     abs_path *paths;
     size_t npaths, cpaths;
 };
@@ -97,6 +99,32 @@ static void on_value(void *ctx, const axp_value *v)
         put_value(c, v, DRV_VALUE_LATENCY, v->latency);
     if (v->has & AXP_V_TARGET)
         put_value(c, v, DRV_VALUE_TARGET, v->target);
+}
+
+static uint16_t sat16(uint32_t v)
+{
+    return v > UINT16_MAX ? UINT16_MAX : (uint16_t)v;
+}
+
+/* ProfileMe records (one, or a pair) into the CPU's stack ring. */
+static void on_pm(void *ctx, const axp_pm *r, int n)
+{
+    collect *c = ctx;
+    for (int i = 0; i < n; i++) {
+        const axp_pm *a = &r[i];
+        drv_pm d = { .pc = a->pc, .ea = a->ea, .flags = a->flags, .hist = a->hist, .hist_len = a->hist_len,
+                     .level = a->level, .fetch_issue = sat16(a->fetch_issue), .head = sat16(a->head),
+                     .issue_ready = sat16(a->issue_ready), .issue_width = (uint8_t)a->issue_width,
+                     .window = (uint16_t)a->window, .distance = (uint16_t)a->distance, .period = a->period };
+        c->pm_records++;
+        int rc = a->pid < 0 || (uint32_t)a->pid > DRV_MAX_PID
+                     ? DRV_EINVAL
+                     : drv_producer_pm(c->p, (unsigned)a->cpu, (uint32_t)a->pid, &d);
+        if (rc == DRV_FULL)
+            c->pm_lost++;
+        else if (rc < 0)
+            c->pm_rejected++;
+    }
 }
 
 static void on_poll(void *ctx, int cpu)
@@ -217,6 +245,10 @@ static void write_stats(void *ctx, FILE *f)
         if (c->mode == DRV_PROD_PRIVATE)
             fprintf(f, ", \"drained_stacks\": %" PRIu64 ", \"drained_frames\": %" PRIu64, taken, frames);
     }
+    if (c->pm)
+        fprintf(f, ",\n             \"profileme_records\": %" PRIu64 ", \"profileme_lost\": %" PRIu64
+                   ", \"profileme_rejected\": %" PRIu64,
+                c->pm_records, c->pm_lost, c->pm_rejected);
     if (c->mode == DRV_PROD_PRIVATE) {
         uint64_t en, sa, no;
         drv_producer_drained(c->p, &en, &sa, &no);
@@ -243,7 +275,7 @@ static drv_producer *open_producer(collect *c, const collect_options *o, char *e
     snprintf(name, sizeof name, "axp pid %d (%.100s)", (int)getpid(), prog);
     drv_producer_options po = { .mode = c->mode, .ncpus = o->ncpus, .policy = o->policy,
                                 .path = o->driver_path, .db_dir = o->db_dir, .events = ev,
-                                .nevents = c->nev, .name = name, .stacks = o->stacks,
+                                .nevents = c->nev, .name = name, .stacks = o->stacks || c->pm,
                                 .value_entries = axp_pmu_values(c->m) ? COLLECT_VALUE_ENTRIES : 0 };
     return drv_producer_open(&po, err, errsz);
 }
@@ -259,11 +291,12 @@ collect *collect_start(axp_machine *m, const collect_options *o, char *err, size
     c->policy = o->policy;
     c->db_dir = o->db_dir;
     c->stacks = o->stacks;
+    c->pm = axp_pmu_profileme(m);
     c->mode = o->db_dir ? DRV_PROD_CPOD : o->driver_path ? DRV_PROD_PATH : DRV_PROD_PRIVATE;
     c->nev = axp_pmu_events(m, c->ev, MAX_EVENTS);
     if (c->nev > MAX_EVENTS)
         c->nev = MAX_EVENTS;
-    if (!c->nev) {
+    if (!c->nev && !c->pm && !axp_pmu_values(m)) {
         snprintf(err, errsz, "%s needs --pmu (which events to sample)",
                  o->db_dir ? "--collector" : o->driver_path ? "--driver" : "sampling");
         free(c);
@@ -289,6 +322,8 @@ collect *collect_start(axp_machine *m, const collect_options *o, char *err, size
     c->vlog_path = o->values_log;
     if (axp_pmu_values(m))
         axp_set_value_hook(m, on_value, c);
+    if (c->pm)
+        axp_set_pm_hook(m, on_pm, c);
     axp_set_sample_hook(m, on_sample, c);
     axp_set_poll_hook(m, on_poll, c);
     axp_set_image_hook(m, on_image, c);
@@ -328,6 +363,7 @@ void collect_close(collect *c)
         axp_set_image_hook(c->m, NULL, NULL);
         axp_set_stats_extra(c->m, NULL, NULL);
         axp_set_value_hook(c->m, NULL, NULL);
+        axp_set_pm_hook(c->m, NULL, NULL);
     }
     if (c->log)
         fclose(c->log);

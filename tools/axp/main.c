@@ -44,7 +44,11 @@ static void usage(FILE *f)
         "                   performance-counter sampling (implies the cycle model);\n"
         "                   events: cycles imiss dmiss branchmp dtbmiss itbmiss\n"
         "                   jsrmp smiss issues; values[:PERIOD] starts a value-sampling\n"
-        "                   run at each of its interrupts (docs/machine.md)\n"
+        "                   run at each of its interrupts; profileme[:PERIOD] samples\n"
+        "                   one fetched instruction in about PERIOD (docs/machine.md)\n"
+        "  --profileme-window W\n"
+        "                   pair each ProfileMe sample with a second one 1..W fetched\n"
+        "                   instructions later (default 0: no pairs)\n"
         "  --values-length N\n"
         "                   instructions each value-sampling run records (default %d,\n"
         "                   at most %d)\n"
@@ -110,6 +114,7 @@ typedef struct run_opts {
     uint64_t values_length;     /* 0: the machine's default */
     const char *values_skip;    /* NULL: the machine's default */
     const char *values_clock;   /* NULL: the machine's default, instructions */
+    const char *pm_window;      /* --profileme-window, NULL: none */
     collect_options co;
     bool policy_set, timing;
     const char *ev5[256];
@@ -199,6 +204,13 @@ static int run_option(int argc, char **argv, int *i, run_opts *o, bool *missing)
             return AXP_EXIT_USAGE;
         }
         o->values_clock = v;
+    } else if ((v = optval(argc, argv, i, "--profileme-window", missing))) {
+        if (!parse_u64(v, &n) || n > AXP_PM_WINDOW_MAX) {
+            fprintf(stderr, "axp: --profileme-window: expected a number from 0 to %d, got '%s'\n",
+                    AXP_PM_WINDOW_MAX, v);
+            return AXP_EXIT_USAGE;
+        }
+        o->pm_window = v;
     } else if ((v = optval(argc, argv, i, "--values-log", missing))) {
         o->values_log = v;
     } else if ((v = optval(argc, argv, i, "--truth", missing))) {
@@ -291,7 +303,7 @@ static int parse_run(int argc, char **argv, run_opts *o)
                       : o->policy_set ? "--driver-policy" : o->co.sample_log ? "--sample-log"
                       : o->values_log ? "--values-log" : o->values_length ? "--values-length"
                       : o->values_skip ? "--values-skip" : o->values_clock ? "--values-clock"
-                      : o->stacks ? "--stacks" : NULL;
+                      : o->stacks ? "--stacks" : o->pm_window ? "--profileme-window" : NULL;
     if (needs && !o->pmu) {
         fprintf(stderr, "axp: %s needs --pmu (which events to sample)\n", needs);
         return AXP_EXIT_USAGE;
@@ -337,6 +349,11 @@ static axp_machine *make_machine(run_opts *o)
     }
     if (o->values_clock && axp_set_values_clock(m, !strcmp(o->values_clock, "instructions"))) {
         fprintf(stderr, "axp: out of memory\n");
+        axp_free(m);
+        return NULL;
+    }
+    if (o->pm_window && axp_set_profileme_window(m, strtoull(o->pm_window, NULL, 10), err, sizeof err)) {
+        fprintf(stderr, "axp: %s\n", err);
         axp_free(m);
         return NULL;
     }

@@ -4,7 +4,10 @@
  * DCPI's Figures 8 and 9 for one image: how far the frequency estimates
  * from the selection's cycle samples are from axp's exact counts; with
  * --truth (axp's per-instruction stall causes of the same run), how often
- * the stall culprits name the true cause (estimator/culprits.h).
+ * the stall culprits name the true cause (estimator/culprits.h).  With
+ * --profileme, also the frequencies counted from the selection's ProfileMe
+ * samples (estimator/profileme.h), and both estimates' block errors
+ * weighted by true executions, side by side.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,11 +15,12 @@
 
 #include "estimator/culprits.h"
 #include "estimator/freq.h"
+#include "estimator/profileme.h"
 #include "profdb/truth.h"
 #include "tools/cpo/commands.h"
 
 #define USAGE "usage: cpo accuracy --exact FILE --image IMAGE [--truth FILE] [--db DIR] [--epoch E|--all-epochs]\n" \
-              "                    [--json] [--worst N]\n"
+              "                    [--json] [--worst N] [--profileme]\n"
 
 static void part_text(const char *what, const char *weighted, const est_accuracy_part *p)
 {
@@ -137,12 +141,63 @@ static void culprits_text(const est_culprit_accuracy *ca)
                    100 * ca->by_cause[k] / s, 100 * ca->covered_by_cause[k] / ca->by_cause[k]);
 }
 
+/* The counted frequencies from ProfileMe samples against the truth, and
+ * both estimates weighted by the same true executions.  false: nothing
+ * to compare (said why). */
+static bool profileme(const est_selection *sel, const est_analysis *a, const est_freq *truth, bool json)
+{
+    char key[PROFDB_KEY_MAX], msg[1024] = "";
+    profdb_key(a->img->build_id, a->img->build_id_len, a->img->path, key);
+    profdb_pm *e;
+    size_t n;
+    if (!est_pm_load(sel, key, &e, &n, msg, sizeof msg) || !n) {
+        fprintf(stderr, "cpo: accuracy: %s\n", msg[0] ? msg : "no ProfileMe samples of the image");
+        return false;
+    }
+    double **w = NULL, **x = est_pm_exec_weights(truth), samples = 0;
+    est_freq *f = est_freq_from_pm(a->cfg, e, n, &w, msg, sizeof msg);
+    free(e);
+    if (!f || !x) {
+        fprintf(stderr, "cpo: accuracy: %s\n", f ? "out of memory" : msg);
+        est_freq_free(f);
+        est_pm_samples_free(x, a->cfg->nprocs);
+        return false;
+    }
+    for (size_t p = 0; p < a->cfg->nprocs; p++)
+        samples += f->procs[p].samples;
+    est_accuracy pm, pmx, cyx;
+    est_accuracy_by(f, w, truth, &pm);
+    est_accuracy_by(f, x, truth, &pmx);
+    est_accuracy_by(a->freq, x, truth, &cyx);
+    if (json) {
+        printf("  \"profileme\": {\"samples\": %.0f,\n", samples);
+        part_json("blocks", &pm.blocks, false);
+        part_json("edges", &pm.edges, false);
+        part_json("blocks_by_executions", &pmx.blocks, true);
+        printf("  },\n");
+        part_json("cycle_blocks_by_executions", &cyx.blocks, true);
+    } else {
+        printf("\nProfileMe: %.0f samples of the image, frequencies counted\n\n", samples);
+        part_text("Block frequencies from ProfileMe", "ProfileMe samples", &pm.blocks);
+        putchar('\n');
+        part_text("Edge frequencies from ProfileMe", "executions", &pm.edges);
+        putchar('\n');
+        part_text("Block frequencies from ProfileMe", "instructions executed", &pmx.blocks);
+        putchar('\n');
+        part_text("Block frequencies from cycle samples", "instructions executed", &cyx.blocks);
+    }
+    est_pm_samples_free(w, a->cfg->nprocs);
+    est_pm_samples_free(x, a->cfg->nprocs);
+    est_freq_free(f);
+    return true;
+}
+
 int cmd_accuracy(int argc, char **argv)
 {
     est_selection sel = { 0 };
     est_error err;
     const char *exact = NULL, *imgpath = NULL, *truthpath = NULL;
-    bool json = false;
+    bool json = false, pm = false;
     long nworst = 0;
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++) {
@@ -160,6 +215,8 @@ int cmd_accuracy(int argc, char **argv)
             imgpath = argv[++i];
         } else if (!strcmp(argv[i], "--json")) {
             json = true;
+        } else if (!strcmp(argv[i], "--profileme")) {
+            pm = true;
         } else if (!strcmp(argv[i], "--worst") && i + 1 < argc) {
             char *end;
             nworst = strtol(argv[++i], &end, 10);
@@ -179,10 +236,11 @@ int cmd_accuracy(int argc, char **argv)
     if ((rc = cpo_selection_finish("accuracy", &sel, rc)))
         return rc;
     char msg[1024];
+    sel.cycles_only = true;     /* the estimate from cycle samples, beside the counted one */
     est_analysis *a = est_analyse(&sel, imgpath, msg, sizeof msg);
-    cpo_selection_release(&sel);
     if (!a) {
         fprintf(stderr, "cpo: %s\n", msg);
+        cpo_selection_release(&sel);
         return 1;
     }
     profdb_error perr;
@@ -190,6 +248,7 @@ int cmd_accuracy(int argc, char **argv)
     if (!ex) {
         fprintf(stderr, "cpo: %s\n", perr.msg);
         est_analysis_free(a);
+        cpo_selection_release(&sel);
         return 1;
     }
     est_freq *truth = est_freq_from_exact(a->cfg, ex, msg, sizeof msg);
@@ -197,6 +256,7 @@ int cmd_accuracy(int argc, char **argv)
     if (!truth) {
         fprintf(stderr, "cpo: %s: %s\n", exact, msg);
         est_analysis_free(a);
+        cpo_selection_release(&sel);
         return 1;
     }
     est_accuracy acc;
@@ -205,18 +265,21 @@ int cmd_accuracy(int argc, char **argv)
     if (truthpath && !culprits(a, truthpath, &ca)) {
         est_freq_free(truth);
         est_analysis_free(a);
+        cpo_selection_release(&sel);
         return 1;
     }
     if (json) {
         printf("{\n  \"image\": \"%s\",\n  \"samples\": %.0f,\n  \"period\": %.1f,\n", imgpath, a->samples,
                a->period);
         part_json("blocks", &acc.blocks, false);
-        part_json("edges", &acc.edges, !truthpath);
+        part_json("edges", &acc.edges, !truthpath && !pm);
         if (truthpath)
             printf("  \"culprits\": {\"stall\": %.0f, \"covered\": %.4f, \"per_stall\": %.3f, "
-                   "\"unexplained\": %.4f}\n", ca.stall, ca.stall > 0 ? ca.covered / ca.stall : 0,
+                   "\"unexplained\": %.4f}%s\n", ca.stall, ca.stall > 0 ? ca.covered / ca.stall : 0,
                    ca.stall > 0 ? ca.culprits / ca.stall : 0,
-                   ca.samples > 0 ? ca.unexplained / ca.samples : 0);
+                   ca.samples > 0 ? ca.unexplained / ca.samples : 0, pm ? "," : "");
+        if (pm && !profileme(&sel, a, truth, true))
+            rc = 1;
         printf("}\n");
     } else {
         printf("%s: %.0f cycle samples, mean period %.1f cycles\n\n", imgpath, a->samples, a->period);
@@ -227,8 +290,11 @@ int cmd_accuracy(int argc, char **argv)
             culprits_text(&ca);
         if (nworst)
             worst_blocks(a, truth, (size_t)nworst);
+        if (pm && !profileme(&sel, a, truth, false))
+            rc = 1;
     }
     est_freq_free(truth);
     est_analysis_free(a);
-    return 0;
+    cpo_selection_release(&sel);
+    return rc;
 }

@@ -6,7 +6,9 @@
  * estimated executions with their confidence, per edge the executions, per
  * instruction the samples, executions, CPI, the static stall the
  * scheduler names and the dynamic stall with its possible culprits
- * (docs/estimator.md).
+ * (docs/estimator.md).  Where the selection has ProfileMe samples of the
+ * image, frequencies are counted from them (estimator/profileme.h), and
+ * `--profileme` adds each instruction's ProfileMe view (cpo profileme).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,10 +20,11 @@
 #include "common/json.h"
 #include "estimator/culprits.h"
 #include "estimator/freq.h"
+#include "estimator/profileme.h"
 #include "tools/cpo/commands.h"
 
 #define USAGE "usage: cpo calc --image IMAGE --all --json [--db DIR] [--epoch E|--all-epochs]\n" \
-              "       cpo calc PROC --image IMAGE [--db DIR] [--epoch E|--all-epochs]\n"
+              "       cpo calc PROC --image IMAGE [--db DIR] [--epoch E|--all-epochs] [--profileme]\n"
 
 /* The --stats cause a static stall of the scheduler is counted under, or
  * NULL (slotting and fetch-block waits are not stalls there). */
@@ -108,8 +111,8 @@ static void all_json(const est_analysis *a, const est_culprits *cu, const char *
         image_build_id_hex(a->img, hex, sizeof hex);
     printf("{\"image\": ");
     json_string(stdout, path);
-    printf(", \"build_id\": \"%s\", \"period\": {\"cycles\": %.1f}, \"samples\": {\"cycles\": %.0f},\n"
-           " \"procedures\": [", hex, a->period, a->samples);
+    printf(", \"build_id\": \"%s\", \"period\": {\"cycles\": %.1f}, \"samples\": {\"cycles\": %.0f, "
+           "\"profileme\": %.0f},\n \"procedures\": [", hex, a->period, a->samples, a->freq->pm_samples);
     bool first = true;
     for (size_t p = 0; p < a->cfg->nprocs; p++)
         proc_json(a, cu, p, &first);
@@ -118,7 +121,8 @@ static void all_json(const est_analysis *a, const est_culprits *cu, const char *
 
 /* One procedure in text: per block the estimate and CPI, per instruction
  * its samples, M_i, CPI and static stall. */
-static int proc_text(const est_analysis *a, const est_culprits *cu, const char *name)
+static int proc_text(const est_analysis *a, const est_culprits *cu, const char *name, const profdb_pm *pm,
+                     size_t npm)
 {
     cfg_proc *f = cfg_proc_named(a->cfg, name);
     if (!f) {
@@ -130,6 +134,13 @@ static int proc_text(const est_analysis *a, const est_culprits *cu, const char *
     const est_proc_sched *ps = &a->sched->procs[p];
     printf("%s (0x%" PRIx64 "): %.0f cycle samples, mean period %.1f cycles\n", f->name, f->start,
            q->samples, a->period);
+    if (a->freq->pm_samples > 0)
+        printf("executions counted from %.0f ProfileMe samples of the image\n", a->freq->pm_samples);
+    if (pm) {
+        printf("ProfileMe columns after each instruction:");
+        cpo_pm_header();
+        printf("\n");
+    }
     for (size_t b = 0; b < f->nblocks; b++) {
         const est_block_sched *bs = &ps->blocks[b];
         double s = 0, m = 0;
@@ -154,6 +165,8 @@ static int proc_text(const est_analysis *a, const est_culprits *cu, const char *
             const alpha_sched_slot *sl = &bs->slots[i];
             printf("  %" PRIx64 "  %-32s %8.0f  M=%u  CPI %6.2f", pc, text, bs->samples[i], sl->m,
                    cpi(bs->samples[i], a->period, q->block[b]));
+            if (pm)
+                cpo_pm_columns(est_pm_at(pm, npm, pc));
             if (sl->stall)
                 printf("  static %s stall %u", alpha_sched_reason_names[sl->reason], sl->stall);
             if (sl->stall && sl->culprit >= 0)
@@ -177,7 +190,7 @@ int cmd_calc(int argc, char **argv)
     est_selection sel = { 0 };
     est_error err;
     const char *imgpath = NULL, *proc = NULL;
-    bool all = false, json = false;
+    bool all = false, json = false, with_pm = false;
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++) {
         int k = cpo_selection_arg(&sel, argc, argv, &i, &err);
@@ -192,6 +205,8 @@ int cmd_calc(int argc, char **argv)
             all = true;
         } else if (!strcmp(argv[i], "--json")) {
             json = true;
+        } else if (!strcmp(argv[i], "--profileme")) {
+            with_pm = true;
         } else if (argv[i][0] != '-' && !proc) {
             proc = argv[i];
         } else {
@@ -213,6 +228,15 @@ int cmd_calc(int argc, char **argv)
         return rc;
     char msg[1024];
     est_analysis *a = est_analyse(&sel, imgpath, msg, sizeof msg);
+    profdb_pm *pm = NULL;
+    size_t npm = 0;
+    char key[PROFDB_KEY_MAX];
+    if (a && with_pm &&
+        !est_pm_load(&sel, profdb_key(a->img->build_id, a->img->build_id_len, a->img->path, key), &pm, &npm, msg,
+                     sizeof msg)) {
+        est_analysis_free(a);
+        a = NULL;
+    }
     cpo_selection_release(&sel);
     if (!a) {
         fprintf(stderr, "cpo: %s\n", msg);
@@ -224,7 +248,8 @@ int cmd_calc(int argc, char **argv)
     if (all)
         all_json(a, cu, imgpath);
     else
-        rc = proc_text(a, cu, proc);
+        rc = proc_text(a, cu, proc, with_pm ? pm : NULL, npm);
+    free(pm);
     est_culprits_free(cu);
     est_analysis_free(a);
     return rc;

@@ -3,7 +3,8 @@
  *
  * One procedure instruction by instruction: address, one sample count per
  * event, the instruction, and with --source the source line each run of
- * instructions came from (docs/profile-tools.md).
+ * instructions came from; with --profileme, each instruction's ProfileMe
+ * columns (cpo profileme) after the counts (docs/profile-tools.md).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "common/le.h"
 #include "alpha/insn.h"
 #include "estimator/profset.h"
+#include "estimator/profileme.h"
 #include "estimator/samples.h"
 #include "tools/cpo/commands.h"
 
@@ -23,7 +25,7 @@
 
 static const char USAGE[] =
     "usage: cpo list PROC [--db DIR] [-e EVENT]... [--epoch E | --all-epochs] [--image IMAGE] "
-    "[--source]\n";
+    "[--source] [--profileme] [--paths[=ADDR]]\n";
 
 static bool symbolize(void *ctx, uint64_t addr, char *buf, size_t size)
 {
@@ -117,8 +119,14 @@ static int digits(uint64_t v)
     return d;
 }
 
-static int list_one(const est_set *s, const est_image *im, const image_symbol *sym, bool with_source)
+typedef struct list_opts {
+    bool with_source, pm, paths;
+    uint64_t paths_at;          /* --paths=ADDR, 0: the most sampled instruction */
+} list_opts;
+
+static int list_one(const est_set *s, const est_image *im, const image_symbol *sym, const list_opts *o)
 {
+    bool with_source = o->with_source, pm = o->pm || o->paths;
     image *img = im->img;
     uint64_t start, end;
     est_function_extent(img, sym, &start, &end);
@@ -127,12 +135,16 @@ static int list_one(const est_set *s, const est_image *im, const image_symbol *s
         fprintf(stderr, "cpo: %s: procedure '%s' has no code in the file\n", img->path, sym->name);
         return 1;
     }
-    size_t nev = s->nevents, first, last;
+    size_t nev = s->nevents, first, last, npm = 0;
+    profdb_pm *pme = NULL;
+    if (pm && !cpo_pm_load(s, im, &pme, &npm))
+        return 1;
     uint64_t *sum = calloc(nev ? nev : 1, sizeof *sum);
     int *w = calloc(nev ? nev : 1, sizeof *w);
     if (!sum || !w) {
         free(sum);
         free(w);
+        free(pme);
         fprintf(stderr, "cpo: out of memory\n");
         return 1;
     }
@@ -160,6 +172,8 @@ static int list_one(const est_set *s, const est_image *im, const image_symbol *s
     printf("%-10s", "address");
     for (size_t e = 0; e < nev; e++)
         printf("  %*s", w[e], s->events[e]);
+    if (pm)
+        cpo_pm_header();
     printf("  instruction\n");
     source src = { 0 };
     const char *last_file = NULL;
@@ -192,6 +206,8 @@ static int list_one(const est_set *s, const est_image *im, const image_symbol *s
         printf("%-10" PRIx64, pc);
         for (size_t e = 0; e < nev; e++)
             printf("  %*" PRIu64, w[e], c ? c[e] : 0);
+        if (pm)
+            cpo_pm_columns(est_pm_at(pme, npm, pc));
         if (tab)
             printf("  %-8s %s\n", text, tab + 1);
         else
@@ -199,10 +215,14 @@ static int list_one(const est_set *s, const est_image *im, const image_symbol *s
     }
     if (with_source && !any_line)
         printf("(no source lines: %s has no line information for %s)\n", img->path, sym->name);
+    if (pm && !npm)
+        printf("(no ProfileMe samples of %s)\n", im->path);
+    int rc = o->paths && npm ? cpo_pm_paths(im, pme, npm, start, end, o->paths_at, 10) : 0;
     source_free(&src);
     free(sum);
     free(w);
-    return 0;
+    free(pme);
+    return rc;
 }
 
 int cmd_list(int argc, char **argv)
@@ -210,7 +230,7 @@ int cmd_list(int argc, char **argv)
     est_selection sel = { 0 };
     est_error err;
     const char *proc = NULL, *want = NULL;
-    bool with_source = false;
+    list_opts lo = { 0 };
     int rc = 0;
     for (int i = 1; i < argc; i++) {
         int k = cpo_selection_arg(&sel, argc, argv, &i, &err);
@@ -221,8 +241,21 @@ int cmd_list(int argc, char **argv)
         }
         if (k)
             continue;
+        char *end;
         if (!strcmp(argv[i], "--source")) {
-            with_source = true;
+            lo.with_source = true;
+        } else if (!strcmp(argv[i], "--profileme")) {
+            lo.pm = true;
+        } else if (!strcmp(argv[i], "--paths")) {
+            lo.paths = true;
+        } else if (!strncmp(argv[i], "--paths=", 8)) {
+            lo.paths = true;
+            lo.paths_at = strtoull(argv[i] + 8, &end, 16);
+            if (*end || !argv[i][8]) {
+                fprintf(stderr, "cpo: list: --paths=ADDR: '%s' is not an address\n%s", argv[i] + 8, USAGE);
+                rc = 2;
+                break;
+            }
         } else if (!strcmp(argv[i], "--image") && i + 1 < argc) {
             want = argv[++i];
         } else if (argv[i][0] != '-' && !proc) {
@@ -302,7 +335,7 @@ int cmd_list(int argc, char **argv)
             fprintf(stderr, "  %s (build-id %s)\n", found[i]->path, found[i]->key);
         rc = 1;
     } else {
-        rc = list_one(&s, found[0], syms[0], with_source);
+        rc = list_one(&s, found[0], syms[0], &lo);
     }
     if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
         perror("cpo: list: stdout");

@@ -16,28 +16,12 @@
 #include "profdb/values.h"
 #include "tools/cpo/commands.h"
 
-#ifndef STT_FUNC
-#define STT_FUNC 2
-#endif
-
 static const char USAGE[] =
     "usage: cpo values [PROC] [--db DIR] [--epoch E | --all-epochs] [--image IMAGE]\n"
     "                  [--kind result|address|latency|target] [--json]\n";
 
 static const char *const levels[] = { "dcache", "scache", "bcache", "memory" };
 static const char *const level_names[] = { "D-cache", "S-cache", "B-cache", "memory" };
-
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
-static bool names_image(const est_image *im, const char *want)
-{
-    size_t n = strlen(want);
-    return !strcmp(im->path, want) || !strcmp(base_name(im->path), want) || (n >= 8 && !strncmp(im->key, want, n));
-}
 
 /* A latency value: level << 32 | cycles (collector/cpod_values.c). */
 static unsigned level_of(uint64_t v) { return (unsigned)(v >> 32) & 3; }
@@ -102,23 +86,11 @@ static void print_text(const profdb_vlist *l)
     printf("\n");
 }
 
-typedef struct opts {
-    const char *proc, *want;
-    int kind;
-    bool json;
-} opts;
-
-/* One image's lists, within PROC when one is given; how many printed. */
-static size_t show_image(profdb *db, const est_set *s, const est_image *im, const opts *o, bool *first)
+/* One image's lists within [lo, hi); how many printed. */
+static size_t show_image(const cpo_report *r, profdb *db, const est_set *s, const est_image *im, uint64_t lo,
+                         uint64_t hi, bool *first)
 {
-    uint64_t lo = 0, hi = UINT64_MAX;
-    if (o->proc) {
-        const image_symbol *sym = im->img ? image_symbol_by_name(im->img, o->proc) : NULL;
-        if (!sym || sym->type != STT_FUNC)
-            return 0;
-        lo = sym->value;
-        hi = sym->value + sym->size;
-    }
+    int kind = *(const int *)r->ctx;
     profdb_vlist *v;
     size_t n;
     profdb_error err;
@@ -129,12 +101,12 @@ static size_t show_image(profdb *db, const est_set *s, const est_image *im, cons
     }
     size_t shown = 0;
     for (size_t i = 0; i < n; i++) {
-        if (v[i].offset < lo || v[i].offset >= hi || (o->kind && v[i].kind != o->kind))
+        if (v[i].offset < lo || v[i].offset >= hi || (kind && v[i].kind != kind))
             continue;
-        if (!o->json && !shown)
+        if (!r->json && !shown)
             printf("\nImage %s (%s)\n%-12s %-8s %8s  values (share of the samples)\n", im->path, im->key, "address",
                    "kind", "samples");
-        if (o->json)
+        if (r->json)
             print_json(&v[i], first);
         else
             print_text(&v[i]);
@@ -144,83 +116,23 @@ static size_t show_image(profdb *db, const est_set *s, const est_image *im, cons
     return shown;
 }
 
-static int parse(int argc, char **argv, est_selection *sel, opts *o)
+static int option(cpo_report *r, int argc, char **argv, int *i)
 {
-    est_error err;
-    for (int i = 1; i < argc; i++) {
-        int k = cpo_selection_arg(sel, argc, argv, &i, &err);
-        if (k < 0) {
-            fprintf(stderr, "cpo: values: %s\n%s", err.msg, USAGE);
-            return 2;
-        }
-        if (k)
-            continue;
-        if (!strcmp(argv[i], "--json")) {
-            o->json = true;
-        } else if (!strcmp(argv[i], "--image") && i + 1 < argc) {
-            o->want = argv[++i];
-        } else if (!strcmp(argv[i], "--kind") && i + 1 < argc) {
-            if (!(o->kind = profdb_vkind_by_name(argv[++i]))) {
-                fprintf(stderr, "cpo: values: --kind: expected result, address, latency or target, got '%s'\n%s",
-                        argv[i], USAGE);
-                return 2;
-            }
-        } else if (argv[i][0] != '-' && !o->proc) {
-            o->proc = argv[i];
-        } else {
-            fprintf(stderr, "cpo: values: unexpected argument '%s'\n%s", argv[i], USAGE);
-            return 2;
-        }
+    int *kind = r->ctx;
+    if (strcmp(argv[*i], "--kind") || *i + 1 >= argc)
+        return 0;
+    if (!(*kind = profdb_vkind_by_name(argv[++*i]))) {
+        fprintf(stderr, "cpo: values: --kind: expected result, address, latency or target, got '%s'\n%s", argv[*i],
+                USAGE);
+        return -1;
     }
-    return 0;
+    return 1;
 }
 
 int cmd_values(int argc, char **argv)
 {
-    est_selection sel = { 0 };
-    opts o = { 0 };
-    int rc = parse(argc, argv, &sel, &o);
-    if ((rc = cpo_selection_finish("values", &sel, rc)))
-        return rc;
-    est_set s;
-    est_error err;
-    if (!est_load(&sel, &s, &err)) {
-        fprintf(stderr, "cpo: %s\n", err.msg);
-        cpo_selection_release(&sel);
-        return 1;
-    }
-    profdb_error perr;
-    profdb *db = profdb_open(s.db, 0, &perr);
-    if (!db) {
-        fprintf(stderr, "cpo: %s\n", perr.msg);
-        est_free(&s);
-        cpo_selection_release(&sel);
-        return 1;
-    }
-    bool first = true;
-    size_t shown = 0, named = 0;
-    if (o.json)
-        printf("[");
-    else
-        printf("Database %s, %s%s\n", s.db, s.all_epochs ? "all epochs" : "epoch ", s.all_epochs ? "" : s.epoch);
-    for (size_t i = 0; i < s.nimages; i++) {
-        const est_image *im = &s.images[i];
-        if (im->status == EST_IMAGE_UNKNOWN || (o.want && !names_image(im, o.want)))
-            continue;
-        named++;
-        shown += show_image(db, &s, im, &o, &first);
-    }
-    if (o.json)
-        printf("%s]\n", first ? "" : "\n");
-    rc = 0;
-    if (o.want && !named) {
-        fprintf(stderr, "cpo: values: no image %s in the selection\n", o.want);
-        rc = 1;
-    } else if (!shown && !o.json) {
-        printf("(no value samples%s%s)\n", o.proc ? " in " : "", o.proc ? o.proc : "");
-    }
-    profdb_close(db);
-    est_free(&s);
-    cpo_selection_release(&sel);
-    return rc;
+    int kind = 0;
+    cpo_report r = { .cmd = "values", .usage = USAGE, .nothing = "value samples", .option = option,
+                     .show = show_image, .ctx = &kind };
+    return cpo_report_images(argc, argv, &r);
 }

@@ -21,6 +21,17 @@ int cmd_stats(int argc, char **argv);    /* cmd_stats.c: estimator/ statistics a
 int cmd_diff(int argc, char **argv);     /* cmd_diff.c: estimator/ differences, rewriter/ address maps */
 int cmd_accuracy(int argc, char **argv); /* cmd_accuracy.c: estimator/ against exact counts */
 int cmd_values(int argc, char **argv);   /* cmd_values.c: profdb/ value profiles */
+int cmd_profileme(int argc, char **argv); /* cmd_profileme.c: profdb/ + estimator/ ProfileMe profiles */
+/* cmd_profileme.c, for cpo list --profileme: an image's ProfileMe
+ * entries (false: an error, said), and its columns (e NULL: blanks). */
+struct profdb_pm;
+bool cpo_pm_load(const est_set *s, const est_image *im, struct profdb_pm **e, size_t *n);
+void cpo_pm_header(void);
+void cpo_pm_columns(const struct profdb_pm *e);
+/* cpo list --paths: the likely paths to the instruction at addr (0: the
+ * most sampled of [lo, hi) with a branch history), at most top. */
+int cpo_pm_paths(const est_image *im, const struct profdb_pm *e, size_t n, uint64_t lo, uint64_t hi, uint64_t addr,
+                 size_t top);
 int cmd_calc(int argc, char **argv);     /* cmd_calc.c: estimator/ frequencies and CPI */
 int cmd_export(int argc, char **argv);   /* cmd_export.c: estimator/ pprof export */
 /* prof_stacks.c: cpo prof --callers/--callees PROC (proc non-NULL) or
@@ -34,6 +45,26 @@ int cmd_cct(int argc, char **argv);      /* cmd_cct.c: paths/ calling context tr
 int cmd_report(int argc, char **argv);   /* cmd_report.c: report/ */
 int cmd_serve(int argc, char **argv);    /* cmd_serve.c: service/ */
 int cmd_status(int argc, char **argv);   /* cmd_serve.c */
+
+/* per_image.c: the frame of cpo values and cpo profileme.  option takes
+ * a command's own option at argv[*i] (1; -1 when misused, said; 0: not
+ * one of its own); show prints one image's part within [lo, hi) (PROC's
+ * range, or everything) and returns how many items it showed. */
+typedef struct cpo_report cpo_report;
+struct cpo_report {
+    const char *cmd, *usage;
+    const char *nothing;        /* "(no NOTHING)" when nothing showed */
+    int (*option)(cpo_report *r, int argc, char **argv, int *i);
+    size_t (*show)(const cpo_report *r, profdb *db, const est_set *s, const est_image *im, uint64_t lo,
+                   uint64_t hi, bool *first);
+    void *ctx;                  /* the command's own options */
+    /* set by the options */
+    const char *proc, *want;
+    bool json;
+};
+int cpo_report_images(int argc, char **argv, cpo_report *r);
+/* --image IMAGE names im: its recorded path, file name, or key prefix. */
+bool cpo_image_named(const est_image *im, const char *want);
 
 /* origin.c: est_origin_fn for a rewritten image (its address map), NULL
  * ctx; an image without a map is no rewritten one; a damaged map is

@@ -37,6 +37,9 @@ static const struct {
     { "values", cmd_values, "values [PROC] [--db DIR] [--epoch E|--all-epochs] [--image IMAGE]\n"
                             "                                 [--kind result|address|latency|target] [--json]\n"
                             "                                 hot values per instruction, load latencies by level" },
+    { "profileme", cmd_profileme, "profileme [PROC] [--db DIR] [--epoch E|--all-epochs] [--image IMAGE] [--json]\n"
+                            "                                 [--histories N]  ProfileMe samples per instruction: rates,\n"
+                            "                                 latencies, wasted issue slots, branch histories" },
     { "flush",  cmd_flush,  "flush --db DIR               drain every machine and merge into the database" },
     { "epoch",  cmd_epoch,  "epoch --db DIR               flush into the current epoch, then start a new one" },
     { "quit",   cmd_quit,   "quit --db DIR                flush, then stop the daemon" },
