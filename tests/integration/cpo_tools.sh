@@ -241,7 +241,8 @@ Procedures
 # moved, third split into hot and cold parts) lined up through its address
 # map, so samples in the cold part, which has no symbol, still count for
 # third.
-if [ -x "$OPT" ] && "$OPT" "$PROG" --plan random --seed 3 -o "$tmp/intloop-opt" >/dev/null 2>&1; then
+# The first random plan (by seed) that splits third and moves both is used.
+if [ -x "$OPT" ] && "$OPT" "$PROG" --plan random --seed 1 -o "$tmp/intloop-opt" >/dev/null 2>&1; then
   NEW=$tmp/intloop-opt NBID=$(bid "$tmp/intloop-opt")
   map=$("$CPO" addrmap "$NEW")
   # the new address of the code entry starting at original address $1;
@@ -259,8 +260,13 @@ if [ -x "$OPT" ] && "$OPT" "$PROG" --plan random --seed 3 -o "$tmp/intloop-opt" 
       fi
     done <<<"$map"
   }
-  NLOOP=$(at "$LOOP") NTHIRD=$(at "$THIRD")
-  COLD=$(at "$THIRD" "$(fn "$NEW" third)" "$(fsz "$NEW" third)" "$THIRD" "$(fsz "$PROG" third)")
+  for seed in $(seq 1 40); do
+    "$OPT" "$PROG" --plan random --seed "$seed" -o "$tmp/intloop-opt" >/dev/null 2>&1 || break
+    NBID=$(bid "$NEW") map=$("$CPO" addrmap "$NEW")
+    NLOOP=$(at "$LOOP") NTHIRD=$(at "$THIRD")
+    COLD=$(at "$THIRD" "$(fn "$NEW" third)" "$(fsz "$NEW" third)" "$THIRD" "$(fsz "$PROG" third)")
+    [ -n "$NLOOP" ] && [ -n "$NTHIRD" ] && [ -n "$COLD" ] && break
+  done
   if [ -n "$NLOOP" ] && [ -n "$NTHIRD" ] && [ -n "$COLD" ] && [ "$NBID" != "$BID" ]; then
     R=$tmp/rdb
     mkprof "$R" <<EOF
