@@ -6,7 +6,9 @@
  * Every activation's path sum lives on a shadow stack in the data region:
  * an entry head pushes the entry edge's increment, a chord adds its
  * increment, a path's end counts counters[sum + inc] and pops (a return or
- * tail branch) or restarts the sum (a back edge).  Edge code goes before
+ * tail branch) or restarts the sum (a back edge).  With a calling context
+ * tree, the slot also holds the activation's node, which the head finds
+ * from the caller's node and the call site it noted before the call.  Edge code goes before
  * the block's last instruction when that is a branch (a conditional one
  * chooses the code of the edge it will take), after it when the block
  * falls through or calls.  Each snippet uses three registers free there.
@@ -129,20 +131,23 @@ static void regs_for(alpha_regset live, rw_snip *sn, rw_instr *in)
     in->spills++;
 }
 
-/* What running CFG edge e does to the path sum, as ops appended. */
+/* What running CFG edge e does to the path sum, as ops appended.  An
+ * edge to the exit also leaves the activation (k2: by a return); without
+ * paths, that is all an edge does. */
 static bool edge_ops(plan_st *ps, const cfg_paths *pp, const cfg_proc *f, uint32_t e, uint32_t ip)
 {
     uint32_t pe = pp->of_cfg[e];
     if (pe == CFG_NONE)
         return true;
     const cfg_path_edge *x = &pp->edges[pe];
+    bool paths = !ps->in->nopaths;
     if (x->kind == CFG_PATH_EDGE_BACK_OUT) {
         const cfg_path_edge *bi = &pp->edges[pp->back_in[e]];
-        return add_op(ps, RW_OP_BACK, x->inc, bi->inc, ip);
+        return !paths || add_op(ps, RW_OP_BACK, x->inc, bi->inc, ip);
     }
     if (x->to == CFG_PATH_EXIT(f->nblocks))
-        return add_op(ps, RW_OP_END, x->inc, 0, ip);
-    return !x->inc || add_op(ps, RW_OP_ADD, x->inc, 0, ip);
+        return add_op(ps, RW_OP_END, paths ? x->inc : 0, f->edges[e].kind == CFG_EDGE_RETURN, ip);
+    return !paths || !x->inc || add_op(ps, RW_OP_ADD, x->inc, 0, ip);
 }
 
 static bool same_ops(const rw_instr *in, uint32_t a, uint32_t na, uint32_t b, uint32_t nb)
@@ -268,6 +273,49 @@ static int block_snip(plan_st *ps, const cfg_proc *f, const cfg_paths *pp, const
     return add_snip(ps, &sn) ? -1 : RW_NOINS_N;
 }
 
+/* For the calling context tree: before each call of f, the number of its
+ * call site (from 1, in address order) goes to the running slot; after
+ * it, 0. */
+static int site_snips(plan_st *ps, const cfg_proc *f, const cfg_live *lv, uint32_t ip)
+{
+    rw_ctx *cx = ps->cx;
+    rw_instr *in = ps->in;
+    in->ip[ip].site0 = (uint32_t)in->nsites;
+    for (uint32_t bi = 0; bi < f->nblocks; bi++) {
+        const cfg_block *b = &f->blocks[bi];
+        if (b->flags & CFG_BF_UNREACH)
+            continue;
+        for (uint64_t a = b->start; a < b->end; a += 4) {
+            alpha_insn ci;
+            alpha_decode(word_at(cx, a), &ci);
+            if (alpha_flow_of(&ci) != FLOW_CALL || ci.ra == REG_ZERO)
+                continue;
+            if (in->nsites == in->capsites) {
+                size_t nc = in->capsites ? 2 * in->capsites : 1024;
+                uint64_t *t = realloc(in->sites, nc * sizeof *t);
+                if (!t)
+                    return RW_NOINS_N;
+                in->sites = t;
+                in->capsites = nc;
+            }
+            in->sites[in->nsites++] = a;
+            uint32_t k = (uint32_t)(in->nsites - in->ip[ip].site0);
+            rw_snip sn = { .at = a, .where = RW_SN_BEFORE, .first = (uint32_t)in->nops, .nt = 1 };
+            regs_for(cfg_live_before(cx->prog, f, lv, bi, a), &sn, in);
+            if (!add_op(ps, RW_OP_SITE, k, 0, ip) || !add_snip(ps, &sn))
+                return RW_NOINS_N;
+            /* Back from the call, the activation is in no call (a signal
+             * handler starting here is entered from site 0). */
+            rw_snip un = { .at = a, .where = RW_SN_AFTER, .first = (uint32_t)in->nops, .nt = 1 };
+            regs_for(a + 4 < b->end ? cfg_live_before(cx->prog, f, lv, bi, a + 4) : lv->out[bi], &un, in);
+            if (!add_op(ps, RW_OP_SITE, 0, 0, ip) || !add_snip(ps, &un))
+                return RW_NOINS_N;
+        }
+    }
+    in->ip[ip].nsites = (uint32_t)(in->nsites - in->ip[ip].site0);
+    return -1;
+}
+
 /* Heads of the entry blocks and the edge code of every block of f;
  * returns a RW_NOINS_* reason, or -1 when its paths will be counted. */
 static int plan_paths(plan_st *ps, const cfg_proc *f, uint32_t ip)
@@ -278,7 +326,7 @@ static int plan_paths(plan_st *ps, const cfg_proc *f, uint32_t ip)
     cfg_live lv;
     if (!cfg_paths_build(f, NULL, &pp, err, sizeof err))
         return RW_NOINS_PATHS;
-    if (pp.npaths > MAX_DENSE) {
+    if (pp.npaths > MAX_DENSE && !ps->in->nopaths) {
         cfg_paths_free(&pp);
         return RW_NOINS_LARGE;
     }
@@ -307,6 +355,8 @@ static int plan_paths(plan_st *ps, const cfg_proc *f, uint32_t ip)
     for (uint32_t b = 0; b < f->nblocks && why < 0; b++)
         if (!(f->blocks[b].flags & CFG_BF_UNREACH))
             why = block_snip(ps, f, &pp, &lv, b, ip);
+    if (why < 0 && ps->in->cct)
+        why = site_snips(ps, f, &lv, ip);
     cfg_live_free(&lv);
     cfg_paths_free(&pp);
     return why;
@@ -387,6 +437,8 @@ bool rw_instr_plan(rw_ctx *cx)
     if (!in)
         return rw_fail(cx, "out of memory");
     cx->ins = in;
+    in->nopaths = !(cx->opt->instrument & RW_INSTRUMENT_PATHS);
+    in->cct = (cx->opt->instrument & RW_INSTRUMENT_CCT) != 0;
     if (!rw_rt_size())
         return rw_fail(cx, "this build of optimize-image has no runtime to instrument with "
                            "(it needs %s)", "alpha-linux-gnu-gcc at build time");
@@ -418,7 +470,7 @@ bool rw_instr_plan(rw_ctx *cx)
             in->noins[RW_NOINS_RIGID]++;
             continue;
         }
-        size_t sn0 = in->nsnips, op0 = in->nops;
+        size_t sn0 = in->nsnips, op0 = in->nops, site0 = in->nsites;
         uint32_t ip = (uint32_t)in->nip;
         in->ip[ip].proc = (uint32_t)i;
         int why = plan_paths(&ps, f, ip);
@@ -431,6 +483,7 @@ bool rw_instr_plan(rw_ctx *cx)
                 if (in->ops[in->snips[j].first].kind == RW_OP_HOOK)
                     in->snips[k++] = in->snips[j];
             in->nsnips = k;
+            in->nsites = site0;
             (void)op0;
             in->noins[why]++;
             if (cx->opt->log)
@@ -440,7 +493,8 @@ bool rw_instr_plan(rw_ctx *cx)
         }
         in->ins_proc[i] = 1;
         in->ip[ip].counts = in->counters;
-        in->counters += 16 * in->ip[ip].npaths;
+        if (!in->nopaths)
+            in->counters += 16 * in->ip[ip].npaths;
         in->nip++;
     }
     if (!plan_thread_marks(&ps))
@@ -474,6 +528,7 @@ void rw_instr_free(rw_ctx *cx)
     free(in->ops);
     free(in->ip);
     free(in->ins_proc);
+    free(in->sites);
     free(in->data);
     free(in);
     cx->ins = NULL;

@@ -40,6 +40,7 @@ typedef struct rw_iproc {
     uint32_t proc;
     uint64_t npaths;
     uint64_t counts;         /* offset of its counters in the region */
+    uint32_t site0, nsites;  /* its call sites: in rw_instr.sites */
 } rw_iproc;
 
 /* Why a procedure's paths are not counted. */
@@ -54,6 +55,8 @@ enum {
 };
 
 typedef struct rw_instr {
+    bool nopaths;            /* no path counters (--instrument cct) */
+    bool cct;                /* a calling context tree */
     rw_snip *snips;          /* sorted by (at, where) */
     size_t nsnips;
     rw_op *ops;
@@ -61,6 +64,8 @@ typedef struct rw_instr {
     rw_iproc *ip;
     size_t nip;
     uint8_t *ins_proc;       /* per procedure: 1 when its paths are counted */
+    uint64_t *sites;         /* link addresses of the counted procedures' calls */
+    size_t nsites, capsites;
     size_t noins[RW_NOINS_N];
     size_t hooks, unhooked;  /* system calls hooked, and in code not moved */
     size_t spills;           /* snippets that save their registers */
@@ -71,8 +76,15 @@ typedef struct rw_instr {
     size_t filesz;
     uint64_t memsz;
     uint64_t ss_first, guard1, guard2;   /* offsets in it */
+    uint64_t arena;          /* offset of the tree's arena; 0 when none */
     uint64_t ofini;          /* the program's DT_FINI, moved; 0 when none */
 } rw_instr;
 
+
+/* Bytes of a shadow-stack slot (rewriter/runtime/rt.h). */
+static inline unsigned rw_slot_size(const rw_instr *in)
+{
+    return in->cct ? 64 : 32;
+}
 
 #endif

@@ -46,7 +46,8 @@ typedef struct rw_options {
     int instrument;         /* RW_INSTRUMENT_*: insert counting code */
 } rw_options;
 
-enum { RW_INSTRUMENT_NONE, RW_INSTRUMENT_PATHS };
+/* Bits: what an instrumented binary keeps. */
+enum { RW_INSTRUMENT_NONE, RW_INSTRUMENT_PATHS = 1, RW_INSTRUMENT_CCT = 2 };
 
 typedef struct rw_stats {
     size_t procs, moved;

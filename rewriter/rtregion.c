@@ -15,8 +15,8 @@
 #include "rewriter/runtime/rt.h"
 
 #define SS_SLOTS (1u << 19)      /* shadow stack: activations */
-#define SS_SLACK 1024u           /* slots below the first, for unbalanced pops */
 #define PAGE 8192u
+#define ARENA (32ull << 20)      /* the calling context tree's nodes */
 
 static void put64(uint8_t *d, size_t off, uint64_t v)
 {
@@ -41,10 +41,10 @@ bool rw_instr_build_region(rw_ctx *cx)
         return rw_fail(cx, "out of memory");
     }
     char hex[129], *real = realpath(cx->img->path, NULL);
+    const char *ipath = real ? real : cx->img->path;
     image_build_id_hex(cx->img, hex, sizeof hex);
     fprintf(t, "cpo-paths 1\nmetrics cycles\nimage %s ", hex[0] ? hex : "-");
-    escape_write(t, real ? real : cx->img->path);
-    free(real);
+    escape_write(t, ipath);
     fputc('\n', t);
     size_t headlen = (size_t)ftell(t);
     fputs("outside 0\nend\n", t);
@@ -55,30 +55,58 @@ bool rw_instr_build_region(rw_ctx *cx)
           "(docs/instrument.md)\n", t);
     size_t errmsg = (size_t)ftell(t);
     fputs("cpo: cannot create the path profile (or its name is over 975 bytes): ", t);
+    size_t chead = (size_t)ftell(t);
+    fprintf(t, "cpo-cct 1\nmetrics calls cycles\nimage 0 %s ", hex[0] ? hex : "-");
+    escape_write(t, ipath);
+    fputc('\n', t);
+    size_t ctail = (size_t)ftell(t);
+    fputs("end\n", t);
+    size_t cutmsg = (size_t)ftell(t);
+    fputs("cpo: the calling context tree outgrew its arena: calls in new contexts were "
+          "charged to their callers (docs/instrument.md)\n", t);
     size_t msgend = (size_t)ftell(t);
-    size_t *lineoff = calloc(in->nip + 1, sizeof *lineoff);
-    for (size_t i = 0; i < in->nip && lineoff; i++) {
+    free(real);
+    /* Per procedure its "proc 0x... NAME" line, of which the name alone
+     * is the tree's. */
+    size_t *lineoff = calloc(in->nip + 1, sizeof *lineoff), *nameoff = calloc(in->nip + 1, sizeof *nameoff);
+    for (size_t i = 0; i < in->nip && lineoff && nameoff; i++) {
         const cfg_proc *f = &prog->procs[in->ip[i].proc];
         lineoff[i] = (size_t)ftell(l);
         fprintf(l, "proc 0x%llx ", (unsigned long long)f->start);
+        nameoff[i] = (size_t)ftell(l);
         escape_write(l, f->name);
         fputc('\n', l);
     }
     if (lineoff)
         lineoff[in->nip] = (size_t)ftell(l);
-    bool ok = fclose(t) == 0 && fclose(l) == 0 && lineoff;
-    size_t procs = RT_HDRSIZE, strs = procs + RT_PSIZE * in->nip, lns = strs + txtlen;
+    bool ok = fclose(t) == 0 && fclose(l) == 0 && lineoff && nameoff;
+    size_t procs = RT_HDRSIZE, sites = procs + RT_PSIZE * in->nip, strs = sites + 8 * in->nsites;
+    size_t lns = strs + txtlen;
     size_t fsz = (lns + lineslen + PAGE - 1) & ~(size_t)(PAGE - 1);
     uint8_t *d = ok ? calloc(1, fsz) : NULL;
     if (!d) {
         free(txt);
         free(lines);
         free(lineoff);
+        free(nameoff);
         return rw_fail(cx, "out of memory");
     }
-    uint64_t guard1 = fsz, stack = guard1 + PAGE, guard2 = stack + (uint64_t)RT_SLOT * SS_SLOTS;
+    uint64_t slot = rw_slot_size(in);
+    uint64_t guard1 = fsz, stack = guard1 + PAGE, guard2 = stack + slot * SS_SLOTS;
     uint64_t counters = guard2 + PAGE;
-    in->ss_first = stack + (uint64_t)RT_SLOT * SS_SLACK;
+    uint64_t arena = (counters + in->counters + 63) & ~(uint64_t)63;
+    in->ss_first = stack + slot * RT_SLACK;
+    in->arena = in->cct ? arena : 0;
+    put64(d, RT_MODE, (in->nopaths ? 0 : RT_M_PATHS) | (in->cct ? RT_M_CCT : 0));
+    put64(d, RT_ARENA, arena);
+    put64(d, RT_AFREE, arena);
+    put64(d, RT_AEND, in->cct ? arena + ARENA : arena);
+    put64(d, RT_CHEAD, strs + chead);
+    put64(d, RT_CHEADLEN, ctail - chead);
+    put64(d, RT_CTAIL, strs + ctail);
+    put64(d, RT_CTAILLEN, cutmsg - ctail);
+    put64(d, RT_CUTMSG, strs + cutmsg);
+    put64(d, RT_CUTLEN, msgend - cutmsg);
     in->guard1 = guard1;
     in->guard2 = guard2;
     put64(d, RT_NPROCS, in->nip);
@@ -90,7 +118,7 @@ bool rw_instr_build_region(rw_ctx *cx)
     put64(d, RT_MSG, strs + msg);
     put64(d, RT_MSGLEN, errmsg - msg);
     put64(d, RT_ERRMSG, strs + errmsg);
-    put64(d, RT_ERRLEN, msgend - errmsg);
+    put64(d, RT_ERRLEN, chead - errmsg);
     put64(d, RT_COUNTERS, counters);
     put64(d, RT_COUNTLEN, in->counters);
     for (size_t i = 0; i < in->nip; i++) {
@@ -100,15 +128,23 @@ bool rw_instr_build_region(rw_ctx *cx)
         put64(p, RT_P_NPATHS, in->ip[i].npaths);
         put64(p, RT_P_LINE, lns + lineoff[i]);
         put64(p, RT_P_LINELEN, lineoff[i + 1] - lineoff[i]);
+        put64(p, RT_P_ADDR, prog->procs[in->ip[i].proc].start);
+        put64(p, RT_P_NAME, lns + nameoff[i]);
+        put64(p, RT_P_NAMELEN, lineoff[i + 1] - 1 - nameoff[i]);
+        put64(p, RT_P_NSITES, in->ip[i].nsites);
+        put64(p, RT_P_SITES, sites + 8 * in->ip[i].site0);
     }
+    for (size_t k = 0; k < in->nsites; k++)
+        put64(d, sites + 8 * k, in->sites[k]);
     memcpy(d + strs, txt, txtlen);
     memcpy(d + lns, lines, lineslen);
     free(txt);
     free(lines);
     free(lineoff);
+    free(nameoff);
     in->data = d;
     in->filesz = fsz;
-    in->memsz = counters + in->counters;
+    in->memsz = in->cct ? arena + ARENA : counters + in->counters;
     return true;
 }
 

@@ -31,6 +31,7 @@ static uint32_t bra(unsigned op, unsigned ra, int64_t words)
 #define ADDQ(a, b, c)   opr(0x20, a, b, c)
 #define S8ADDQ(a, b, c) opr(0x32, a, b, c)
 #define CMPULT(a, b, c) opr(0x1d, a, b, c)
+#define CMPEQ(a, b, c)  opr(0x2d, a, b, c)
 #define ADDQI(a, l, c) (0x10u << 26 | (a) << 21 | (l) << 13 | 1u << 12 | 0x20u << 5 | (c))
 #define BR(ra, w)       bra(0x30, ra, w)
 #define BSR(ra, w)      bra(0x34, ra, w)
@@ -45,6 +46,7 @@ typedef struct wbuf {
     uint32_t n;
     uint64_t pc;             /* address of w[0] */
     int bias;                /* sp is this much below the program's (a spill) */
+    int slot;                /* bytes of a shadow-stack slot */
 } wbuf;
 
 static void put(wbuf *b, uint32_t word)
@@ -52,6 +54,19 @@ static void put(wbuf *b, uint32_t word)
     if (b->w)
         b->w[b->n] = word;
     b->n++;
+}
+
+/* The branch put at word `at` goes to the next word put. */
+static void land(wbuf *b, uint32_t at)
+{
+    if (b->w)
+        b->w[at] = (b->w[at] & ~0x1fffffu) | ((b->n - at - 1) & 0x1fffff);
+}
+
+/* A bsr at, to the blob's entry point `entry`. */
+static void call_blob(const rw_instr *in, wbuf *b, uint64_t entry)
+{
+    put(b, BSR(REG_AT, (int64_t)(in->blob_addr + entry - (b->pc + 4ull * (b->n + 1))) / 4));
 }
 
 /* d split for ldah/lda: hi * 65536 + lo == d, lo signed 16 bits. */
@@ -115,7 +130,7 @@ static void top(wbuf *b, unsigned a, unsigned s, unsigned x)
     put(b, LDA(s, s, -b->bias));        /* the program's sp, not a spill's */
     put(b, CMPULT(s, REG_SP, s));
     put(b, BEQ(s, 2));
-    put(b, LDA(x, x, -RT_SLOT));
+    put(b, LDA(x, x, -b->slot));
     put(b, BR(REG_ZERO, -7));
     put(b, STQ(x, a, RT_SSP));
 }
@@ -139,37 +154,140 @@ static void count(const rw_instr *in, wbuf *b, const rw_iproc *ip, unsigned a, u
     put(b, STQ(x, a, 8));
 }
 
+/* The cycles s go to the running activation's node too; a is the region
+ * and stays it, x is clobbered. */
+static void charge_node(const rw_instr *in, wbuf *b, unsigned a, unsigned s, unsigned x)
+{
+    if (!in->cct)
+        return;
+    put(b, LDQ(x, a, RT_SSP));
+    put(b, LDQ(a, x, RT_S_NODE));
+    put(b, LDQ(x, a, RT_N_CYCLES));
+    put(b, ADDQ(x, s, x));
+    put(b, STQ(x, a, RT_N_CYCLES));
+    base(in, b, a);
+}
+
+/* An entry with a calling context tree: the caller's node (of the slot
+ * below, past those a longjmp left) is charged the cycles up to the
+ * call; the callee's context is the first record at the caller's call
+ * site when that is the callee's node (seed 004's call-site slots), else
+ * the runtime finds or makes it (rt_enter).  The new slot keeps the node
+ * and the stack pointer; the caller's site stays until its call returns
+ * (code after the call clears it), so every call an uninstrumented callee
+ * makes, and a tail branch, is seen from that site. */
+static void push_cct(const rw_instr *in, wbuf *b, const rw_op *op, unsigned a, unsigned s, unsigned x)
+{
+    base(in, b, a);
+    top(b, a, s, x);
+    lap(b, a, s, x);
+    put(b, LDQ(x, a, RT_SSP));
+    if (!in->nopaths) {                 /* the caller's path's cycles */
+        put(b, LDQ(a, x, RT_S_CYCLES));
+        put(b, ADDQ(a, s, a));
+        put(b, STQ(a, x, RT_S_CYCLES));
+        base(in, b, a);
+    }
+    put(b, LDQ(a, x, RT_S_NODE));
+    put(b, LDQ(x, a, RT_N_CYCLES));
+    put(b, ADDQ(x, s, x));
+    put(b, STQ(x, a, RT_N_CYCLES));
+    base(in, b, x);
+    put(b, LDQ(x, x, RT_SSP));
+    put(b, LDQ(s, x, RT_S_SITE));
+    put(b, LDQ(x, a, RT_N_NSL));
+    put(b, CMPULT(s, x, x));
+    uint32_t slow1 = b->n;
+    put(b, BEQ(x, 0));
+    put(b, S8ADDQ(s, a, s));
+    put(b, LDQ(s, s, RT_N_CHILD));
+    uint32_t slow2 = b->n;
+    put(b, BEQ(s, 0));
+    put(b, LDQ(x, s, RT_N_ID));
+    addk(b, x, -(int64_t)(op->ip + 1));
+    uint32_t slow3 = b->n;
+    put(b, BNE(x, 0));
+    base(in, b, x);
+    put(b, LDQ(x, x, RT_SSP));
+    put(b, LDA(x, x, b->slot));
+    put(b, STQ(s, x, RT_S_NODE));
+    put(b, STQ(REG_ZERO, x, RT_S_SITE));
+    put(b, LDQ(a, s, RT_N_CALLS));
+    put(b, ADDQI(a, 1, a));
+    put(b, STQ(a, s, RT_N_CALLS));
+    put(b, LDA(a, REG_SP, b->bias));
+    put(b, STQ(a, x, RT_S_SP));
+    base(in, b, a);
+    put(b, STQ(x, a, RT_SSP));
+    uint32_t done = b->n;
+    put(b, BR(REG_ZERO, 0));
+    land(b, slow1);
+    land(b, slow2);
+    land(b, slow3);
+    /* rt_enter keeps every register but at, which is saved here with its
+     * arguments, below a stack pointer moved past them. */
+    put(b, LDA(REG_SP, REG_SP, -32));
+    put(b, STQ(REG_AT, REG_SP, 0));
+    constk(b, x, (int64_t)op->ip + 1);
+    put(b, STQ(x, REG_SP, 8));
+    put(b, LDA(x, REG_SP, 32 + b->bias));
+    put(b, STQ(x, REG_SP, 16));
+    call_blob(in, b, RT_B_ENTER);
+    put(b, LDQ(REG_AT, REG_SP, 0));
+    put(b, LDA(REG_SP, REG_SP, 32));
+    land(b, done);
+    if (!in->nopaths) {
+        base(in, b, a);
+        put(b, LDQ(x, a, RT_SSP));
+        constk(b, s, op->k);
+        put(b, STQ(s, x, RT_S_SUM));
+        put(b, STQ(REG_ZERO, x, RT_S_CYCLES));
+    }
+}
+
 /* The ops, with registers a, s, x.  A slot is {sum, cycles so far}: an
  * entry charges the caller's path with the cycles up to the call, a
- * path's end adds the cycles since the last start or stop to its own. */
+ * path's end adds the cycles since the last start or stop to its own.
+ * With a calling context tree, the same cycles go to the node running. */
 static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t *reg)
 {
     unsigned a = reg[0], s = reg[1], x = reg[2];
     const rw_iproc *ip = op->kind == RW_OP_END || op->kind == RW_OP_BACK ? &in->ip[op->ip] : NULL;
     switch (op->kind) {
-    case RW_OP_HOOK: {
-        uint64_t hook = in->blob_addr + RT_B_HOOK;
-        put(b, BSR(REG_AT, (int64_t)(hook - (b->pc + 4ull * (b->n + 1))) / 4));
+    case RW_OP_HOOK:
+        call_blob(in, b, RT_B_HOOK);
         break;
-    }
-    case RW_OP_CHILD: {     /* in the child (fork returned 0) */
-        uint64_t child = in->blob_addr + RT_B_CHILD;
+    case RW_OP_CHILD:       /* in the child (fork returned 0) */
         put(b, BNE(REG_V0, 1));
-        put(b, BSR(REG_AT, (int64_t)(child - (b->pc + 4ull * (b->n + 1))) / 4));
+        call_blob(in, b, RT_B_CHILD);
         break;
-    }
     case RW_OP_THREAD:
         base(in, b, a);
         put(b, STQ(a, a, RT_THREADED));
         break;
+    case RW_OP_SITE:        /* the call about to be made is site k (0: none) */
+        base(in, b, a);
+        if (op->k) {
+            top(b, a, s, x);
+            constk(b, s, op->k);
+            put(b, STQ(s, x, RT_S_SITE));
+        } else {
+            put(b, LDQ(x, a, RT_SSP));
+            put(b, STQ(REG_ZERO, x, RT_S_SITE));
+        }
+        break;
     case RW_OP_PUSH:
+        if (in->cct) {
+            push_cct(in, b, op, a, s, x);
+            break;
+        }
         base(in, b, a);
         lap(b, a, s, x);
         put(b, LDQ(x, a, RT_SSP));
         put(b, LDQ(a, x, 8));
         put(b, ADDQ(a, s, a));
         put(b, STQ(a, x, 8));
-        put(b, LDA(x, x, RT_SLOT));
+        put(b, LDA(x, x, b->slot));
         base(in, b, a);
         put(b, STQ(x, a, RT_SSP));
         constk(b, s, op->k);
@@ -185,24 +303,49 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
         addk(b, x, op->k);
         put(b, STQ(x, s, 0));
         break;
-    case RW_OP_END:
+    case RW_OP_END: {
         base(in, b, a);
         top(b, a, s, x);
+        /* An activation returning has the stack pointer it entered with.
+         * When the slot on top has another, this activation's own was
+         * left behind: a longjmp is leaving it (through a ret), and the
+         * slot is the one it lands in, not this one's to pop.  (A tail
+         * branch may leave with a frame still on the stack.) */
+        uint32_t skip = UINT32_MAX;
+        if (op->k2) {
+            put(b, LDQ(s, x, RT_S_SP));
+            put(b, LDA(s, s, -b->bias));
+            put(b, CMPEQ(s, REG_SP, s));
+            skip = b->n;
+            put(b, BEQ(s, 0));
+        }
         lap(b, a, s, x);
+        charge_node(in, b, a, s, x);
         put(b, LDQ(x, a, RT_SSP));
+        if (in->nopaths) {
+            put(b, LDA(x, x, -b->slot));
+            put(b, STQ(x, a, RT_SSP));
+            if (op->k2)
+                land(b, skip);
+            break;
+        }
         put(b, LDQ(a, x, 8));
         put(b, ADDQ(a, s, s));
-        put(b, LDA(x, x, -RT_SLOT));
+        put(b, LDA(x, x, -b->slot));
         base(in, b, a);
         put(b, STQ(x, a, RT_SSP));
-        put(b, LDQ(x, x, RT_SLOT));
+        put(b, LDQ(x, x, b->slot));
         addk(b, x, op->k);
         count(in, b, ip, a, s, x);
+        if (op->k2)
+            land(b, skip);
         break;
+    }
     case RW_OP_BACK:
         base(in, b, a);
         top(b, a, s, x);
         lap(b, a, s, x);
+        charge_node(in, b, a, s, x);
         put(b, LDQ(x, a, RT_SSP));
         put(b, LDQ(a, x, 8));
         put(b, ADDQ(a, s, s));
@@ -240,7 +383,7 @@ static void ops_words(const rw_instr *in, wbuf *b, const rw_snip *sn, uint32_t f
  * skip: fall code; done:` and then the branch itself. */
 uint32_t rw_snip_words(const rw_instr *in, const rw_snip *sn, uint32_t cond, uint64_t pc, uint32_t *w)
 {
-    wbuf b = { w, 0, pc, sn->spill ? SPILL : 0 };
+    wbuf b = { w, 0, pc, sn->spill ? SPILL : 0, (int)rw_slot_size(in) };
     if (sn->spill) {
         put(&b, LDA(REG_SP, REG_SP, -SPILL));
         for (int i = 0; i < 3; i++)
@@ -263,7 +406,7 @@ static void snip_body(const rw_instr *in, const rw_snip *sn, uint32_t cond, wbuf
         *bp = b;
         return;
     }
-    wbuf t = { NULL, 0, 0, 0 }, f = { NULL, 0, 0, 0 };
+    wbuf t = { NULL, 0, 0, 0, b.slot }, f = { NULL, 0, 0, 0, b.slot };
     ops_words(in, &t, sn, 0, sn->nt);
     ops_words(in, &f, sn, sn->nt, sn->nf);
     if (sn->nt) {
@@ -303,7 +446,7 @@ int rw_snip_bias(const rw_snip *s, uint32_t off)
 uint32_t rw_instr_ops_words(const rw_instr *in, const rw_op *ops, size_t nops, const uint8_t reg[3],
                             uint64_t pc, uint32_t *w)
 {
-    wbuf b = { w, 0, pc, 0 };
+    wbuf b = { w, 0, pc, 0, (int)rw_slot_size(in) };
     for (size_t i = 0; i < nops; i++)
         op_words(in, &b, &ops[i], reg);
     return b.n;

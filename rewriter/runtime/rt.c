@@ -1,6 +1,7 @@
 /*
- * rewriter/runtime/rt.c: the instrumented image's profile writer, run at
- * exit_group and execve.  Freestanding: raw system calls, no globals, no
+ * rewriter/runtime/rt.c: the instrumented image's start-up, the calling
+ * context tree's slow lookup, and the profile writer, run at exit_group
+ * and execve.  Freestanding: raw system calls, no globals, no
  * constants in memory (everything it prints comes from the region the
  * rewriter filled in), so the blob needs no relocation.
  */
@@ -100,6 +101,152 @@ static void put_u64(out *o, u64 v)
     put(o, d, fmt_u64(d, v));
 }
 
+static u64 slot_size(char *r)
+{
+    return (F(r, RT_MODE) & RT_M_CCT) ? RT_CSLOT : RT_SLOT;
+}
+
+/* At start-up: the shadow stack's first slot is below every frame; with
+ * a calling context tree, it and the slack slots below it (reached only
+ * by unbalanced pops) are in the root's context, and the root has a
+ * child slot for every site index any procedure has.  The cycle counter
+ * starts being read here. */
+void rt_start(char *r)
+{
+    char *first = (char *)F(r, RT_SSP);
+    F(first, RT_S_SP) = ~0ul;
+    u64 c;
+    __asm__ volatile("rpcc %0" : "=r"(c));
+    F(r, RT_LAST) = c & 0xffffffffu;
+    if (!(F(r, RT_MODE) & RT_M_CCT))
+        return;
+    char *root = r + F(r, RT_ARENA);
+    u64 most = 0;
+    char *pt = r + F(r, RT_PROCS);
+    for (u64 i = 0; i < F(r, RT_NPROCS); i++, pt += RT_PSIZE)
+        if (F(pt, RT_P_NSITES) > most)
+            most = F(pt, RT_P_NSITES);
+    F(root, RT_N_NSL) = most + 1;
+    F(r, RT_AFREE) = F(r, RT_ARENA) + RT_N_CHILD + 8 * (most + 1);
+    F(r, RT_NNODES) = 1;
+    for (u64 k = 0; k <= RT_SLACK; k++)
+        F(first - k * RT_CSLOT, RT_S_NODE) = (u64)root;
+}
+
+/* A new record of size bytes in the arena, or 0 when it is full. */
+static char *arena_take(char *r, u64 size)
+{
+    if (F(r, RT_AFREE) + size > F(r, RT_AEND)) {
+        F(r, RT_CUT) = 1;
+        return 0;
+    }
+    char *p = r + F(r, RT_AFREE);
+    F(r, RT_AFREE) += size;
+    return p;
+}
+
+/* Procedure id (its index in the table + 1) is entered from the running
+ * activation's slot, which the snippet found (past slots a longjmp left).
+ * Its context: the child of the slot's node for the slot's call site,
+ * made when new, or the ancestor running the same procedure (recursion,
+ * the back edge counted).  Then the activation's slot is pushed.  The
+ * snippet's own lookup handles a first record at the site that is the
+ * procedure's node; everything else comes here. */
+void rt_enter(char *r, u64 id, u64 sp)
+{
+    char *slot = (char *)F(r, RT_SSP);
+    char *parent = (char *)F(slot, RT_S_NODE);
+    u64 k = F(slot, RT_S_SITE);
+    if (k >= F(parent, RT_N_NSL))
+        k = 0;
+    char **head = (char **)(parent + RT_N_CHILD + 8 * k), *to = 0, *rec = *head, **link = head;
+    for (; rec; link = (char **)(rec + RT_N_NEXT), rec = *link) {
+        if (F(rec, RT_N_ID) == id) {
+            to = rec;
+            break;
+        }
+        if (F(rec, RT_N_ID) == ((1ul << 63) | id)) {
+            F(rec, RT_BK_COUNT)++;
+            to = (char *)F(rec, RT_BK_TO);
+            break;
+        }
+    }
+    if (rec && link != head) {      /* to the front: the snippet looks there */
+        *link = (char *)F(rec, RT_N_NEXT);
+        F(rec, RT_N_NEXT) = (u64)*head;
+        *head = rec;
+    }
+    if (!to) {
+        for (char *a = parent; a && F(a, RT_N_ID); a = (char *)F(a, RT_N_PARENT))
+            if (F(a, RT_N_ID) == id) {
+                to = a;
+                break;
+            }
+        char *pt = r + F(r, RT_PROCS) + RT_PSIZE * (id - 1);
+        u64 nsl = F(pt, RT_P_NSITES) + 1;
+        rec = arena_take(r, to ? RT_BACK_SIZE : RT_N_CHILD + 8 * nsl);
+        if (rec && to) {
+            F(rec, RT_N_ID) = (1ul << 63) | id;
+            F(rec, RT_BK_FROM) = (u64)parent;
+            F(rec, RT_N_SITE) = k;
+            F(rec, RT_BK_COUNT) = 1;
+            F(rec, RT_BK_TO) = (u64)to;
+        } else if (rec) {
+            F(rec, RT_N_ID) = id;
+            F(rec, RT_N_PARENT) = (u64)parent;
+            F(rec, RT_N_SITE) = k;
+            F(rec, RT_N_NSL) = nsl;
+            F(rec, RT_N_INDEX) = F(r, RT_NNODES)++;
+            to = rec;
+        } else {
+            to = parent;    /* the arena is full: the tree is cut (said at exit) */
+        }
+        if (rec) {
+            F(rec, RT_N_NEXT) = (u64)*head;
+            *head = rec;
+        }
+    }
+    F(to, RT_N_CALLS)++;
+    slot += RT_CSLOT;
+    F(slot, RT_S_NODE) = (u64)to;
+    F(slot, RT_S_SITE) = 0;
+    F(slot, RT_S_SP) = sp;
+    F(r, RT_SSP) = (u64)slot;
+}
+
+/* Walk the tree's records: fn(r, rec, arg) for each, in the order they
+ * were made (a parent before its children). */
+static char *arena_next(char *r, char *rec)
+{
+    (void)r;
+    if (F(rec, RT_N_ID) >> 63)
+        return rec + RT_BACK_SIZE;
+    return rec + RT_N_CHILD + 8 * F(rec, RT_N_NSL);
+}
+
+/* The tree's counts to zero; its shape stays. */
+static void cct_clear(char *r)
+{
+    if (!(F(r, RT_MODE) & RT_M_CCT))
+        return;
+    for (char *rec = r + F(r, RT_ARENA); rec < r + F(r, RT_AFREE); rec = arena_next(r, rec)) {
+        F(rec, RT_N_CALLS) = 0;     /* a back edge's count is the same word */
+        if (!(F(rec, RT_N_ID) >> 63))
+            F(rec, RT_N_CYCLES) = 0;
+    }
+}
+
+/* A forked child counts from zero: its counts are disjoint from its
+ * parent's. */
+void rt_child(char *r)
+{
+    F(r, RT_VFORK) = 0;
+    u64 *c = (u64 *)(r + F(r, RT_COUNTERS));
+    for (u64 k = 0; k < F(r, RT_COUNTLEN) / 8; k++)
+        c[k] = 0;
+    cct_clear(r);
+}
+
 /* The value of the variable the region names, or 0. */
 static const char *env_value(char *r)
 {
@@ -128,6 +275,162 @@ static void complain(char *r, const char *path, u64 n)
     flush(&o);
 }
 
+/* Words of the profile, a character at a time: a string would be a
+ * constant in memory, which the blob cannot have. */
+static void put_word(out *o, char a, char b, char c, char d)
+{
+    put_ch(o, a);
+    put_ch(o, b);
+    put_ch(o, c);
+    put_ch(o, d);
+    put_ch(o, ' ');
+}
+
+static void put_hex(out *o, u64 v)
+{
+    char d[18];
+    u64 n = 0;
+    d[n++] = '0';
+    d[n++] = 'x';
+    int i = 60;
+    while (i > 0 && !((v >> i) & 15))
+        i -= 4;
+    for (; i >= 0; i -= 4) {
+        u64 x = (v >> i) & 15;
+        d[n++] = (char)(x < 10 ? '0' + x : 'a' + x - 10);
+    }
+    put(o, d, n);
+}
+
+/* Creates a file for this write: no file is ever overwritten.  The first
+ * write of a run takes PATH (PATH.cct for the tree beside a path
+ * profile), the others PATH.PID, then PATH.PID.2, PATH.PID.3... (a
+ * process writes twice when an execve fails; an exec'd image keeps the
+ * pid).  -1 when none can be made (said on stderr). */
+static long open_out(char *r, const char *path, const char *suffix, u64 pid)
+{
+    char fn[1024];
+    u64 n = 0;
+    while (path[n] && n < sizeof fn - 48) {
+        fn[n] = path[n];
+        n++;
+    }
+    if (path[n]) {      /* too long: never a file of another name */
+        complain(r, path, n);
+        return -1;
+    }
+    for (u64 i = 0; suffix[i]; i++)
+        fn[n++] = suffix[i];
+    fn[n] = 0;
+    long fd = sys3(SYS_OPEN, (long)fn, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    for (u64 k = 1; fd < 0 && k < 1000; k++) {
+        u64 m = n;
+        fn[m++] = '.';
+        m += fmt_u64(fn + m, pid);
+        if (k > 1) {
+            fn[m++] = '.';
+            m += fmt_u64(fn + m, k);
+        }
+        fn[m] = 0;
+        fd = sys3(SYS_OPEN, (long)fn, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    }
+    if (fd < 0)
+        complain(r, fn, n);
+    return fd;
+}
+
+static void write_paths(char *r, out *o)
+{
+    put(o, r + F(r, RT_HEAD), F(r, RT_HEADLEN));
+    char *pt = r + F(r, RT_PROCS);
+    for (u64 i = 0; i < F(r, RT_NPROCS); i++, pt += RT_PSIZE) {
+        u64 *c = (u64 *)(r + F(pt, RT_P_COUNTS));
+        u64 np = F(pt, RT_P_NPATHS);
+        int shown = 0;
+        for (u64 k = 0; k < np; k++) {
+            if (!c[2 * k])
+                continue;
+            if (!shown)
+                put(o, r + F(pt, RT_P_LINE), F(pt, RT_P_LINELEN));
+            shown = 1;
+            put_word(o, 'p', 'a', 't', 'h');
+            put_u64(o, k);
+            put_ch(o, ' ');
+            put_u64(o, c[2 * k]);
+            put_ch(o, ' ');
+            put_u64(o, c[2 * k + 1]);
+            put_ch(o, '\n');
+        }
+    }
+    /* The tail ("outside ...", "end") lies between the head and the
+     * variable's name. */
+    put(o, r + F(r, RT_HEAD) + F(r, RT_HEADLEN), F(r, RT_ENVNAME) - F(r, RT_HEAD) - F(r, RT_HEADLEN));
+}
+
+/* The link address of call site k of the procedure whose node is n. */
+static u64 site_addr(char *r, char *n, u64 k)
+{
+    if (!F(n, RT_N_ID) || !k)
+        return 0;
+    char *pt = r + F(r, RT_PROCS) + RT_PSIZE * (F(n, RT_N_ID) - 1);
+    if (k > F(pt, RT_P_NSITES))
+        return 0;
+    return ((u64 *)(r + F(pt, RT_P_SITES)))[k - 1];
+}
+
+/* The tree in the cpo-cct 1 format: nodes in the order they were made,
+ * then the root's metrics, then the back edges. */
+static void write_cct(char *r, out *o)
+{
+    put(o, r + F(r, RT_CHEAD), F(r, RT_CHEADLEN));
+    char *root = r + F(r, RT_ARENA), *end = r + F(r, RT_AFREE);
+    for (char *n = arena_next(r, root); n < end; n = arena_next(r, n)) {
+        if (F(n, RT_N_ID) >> 63)
+            continue;
+        char *p = (char *)F(n, RT_N_PARENT);
+        char *pt = r + F(r, RT_PROCS) + RT_PSIZE * (F(n, RT_N_ID) - 1);
+        put_word(o, 'n', 'o', 'd', 'e');
+        put_u64(o, F(n, RT_N_INDEX));
+        put_ch(o, ' ');
+        put_u64(o, F(p, RT_N_INDEX));
+        put_ch(o, ' ');
+        put_ch(o, '0');
+        put_ch(o, ' ');
+        put_hex(o, F(pt, RT_P_ADDR));
+        put_ch(o, ' ');
+        put_hex(o, site_addr(r, p, F(n, RT_N_SITE)));
+        put_ch(o, ' ');
+        put(o, r + F(pt, RT_P_NAME), F(pt, RT_P_NAMELEN));
+        put_ch(o, ' ');
+        put_u64(o, F(n, RT_N_CALLS));
+        put_ch(o, ' ');
+        put_u64(o, F(n, RT_N_CYCLES));
+        put_ch(o, '\n');
+    }
+    put_word(o, 'r', 'o', 'o', 't');
+    put_u64(o, F(root, RT_N_CALLS));
+    put_ch(o, ' ');
+    put_u64(o, F(root, RT_N_CYCLES));
+    put_ch(o, '\n');
+    for (char *b = root; b < end; b = arena_next(r, b)) {
+        if (!(F(b, RT_N_ID) >> 63))
+            continue;
+        char *from = (char *)F(b, RT_BK_FROM);
+        put_word(o, 'b', 'a', 'c', 'k');
+        put_u64(o, F(from, RT_N_INDEX));
+        put_ch(o, ' ');
+        put_u64(o, F((char *)F(b, RT_BK_TO), RT_N_INDEX));
+        put_ch(o, ' ');
+        put_hex(o, site_addr(r, from, F(b, RT_N_SITE)));
+        put_ch(o, ' ');
+        put_u64(o, F(b, RT_BK_COUNT));
+        put_ch(o, '\n');
+    }
+    put(o, r + F(r, RT_CTAIL), F(r, RT_CTAILLEN));
+    if (F(r, RT_CUT))
+        sys3(SYS_WRITE, 2, (long)(r + F(r, RT_CUTMSG)), (long)F(r, RT_CUTLEN));
+}
+
 void rt_write(char *r)
 {
     const char *path = env_value(r);
@@ -140,71 +443,31 @@ void rt_write(char *r)
     u64 pid = (u64)sys3(SYS_GETXPID, 0, 0, 0);
     if (pid != F(r, RT_PID) && F(r, RT_VFORK))
         return;     /* a vfork child: the counts are its parent's */
-    /* No file is ever overwritten: the first write of a run takes PATH,
-     * the others PATH.PID, then PATH.PID.2, PATH.PID.3... (a process writes
-     * twice when an execve fails; an exec'd image keeps the pid). */
-    char fn[1024];
-    u64 n = 0;
-    while (path[n] && n < sizeof fn - 48) {
-        fn[n] = path[n];
-        n++;
-    }
-    fn[n] = 0;
-    if (path[n]) {      /* too long: never a file of another name */
-        complain(r, path, n);
-        return;
-    }
-    out o;
-    o.n = 0;
-    o.fd = sys3(SYS_OPEN, (long)fn, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    for (u64 k = 1; o.fd < 0 && k < 1000; k++) {
-        u64 m = n;
-        fn[m++] = '.';
-        m += fmt_u64(fn + m, pid);
-        if (k > 1) {
-            fn[m++] = '.';
-            m += fmt_u64(fn + m, k);
+    u64 mode = F(r, RT_MODE);
+    for (int which = RT_M_PATHS; which <= RT_M_CCT; which <<= 1) {
+        if (!(mode & which))
+            continue;
+        out o;
+        o.n = 0;
+        char sfx[5];
+        sfx[0] = 0;
+        if (which == RT_M_CCT && (mode & RT_M_PATHS)) {
+            sfx[0] = '.', sfx[1] = 'c', sfx[2] = 'c', sfx[3] = 't', sfx[4] = 0;
         }
-        fn[m] = 0;
-        o.fd = sys3(SYS_OPEN, (long)fn, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        o.fd = open_out(r, path, sfx, pid);
+        if (o.fd < 0)
+            continue;
+        if (which == RT_M_PATHS)
+            write_paths(r, &o);
+        else
+            write_cct(r, &o);
+        flush(&o);
+        sys3(SYS_CLOSE, o.fd, 0, 0);
     }
-    if (o.fd < 0) {
-        complain(r, path, n);
-        return;
-    }
-    put(&o, r + F(r, RT_HEAD), F(r, RT_HEADLEN));
-    char *pt = r + F(r, RT_PROCS);
-    for (u64 i = 0; i < F(r, RT_NPROCS); i++, pt += RT_PSIZE) {
-        u64 *c = (u64 *)(r + F(pt, RT_P_COUNTS));
-        u64 np = F(pt, RT_P_NPATHS);
-        int shown = 0;
-        for (u64 k = 0; k < np; k++) {
-            if (!c[2 * k])
-                continue;
-            if (!shown)
-                put(&o, r + F(pt, RT_P_LINE), F(pt, RT_P_LINELEN));
-            shown = 1;
-            put_ch(&o, 'p');
-            put_ch(&o, 'a');
-            put_ch(&o, 't');
-            put_ch(&o, 'h');
-            put_ch(&o, ' ');
-            put_u64(&o, k);
-            put_ch(&o, ' ');
-            put_u64(&o, c[2 * k]);
-            put_ch(&o, ' ');
-            put_u64(&o, c[2 * k + 1]);
-            put_ch(&o, '\n');
-        }
-    }
-    /* The tail ("outside ...", "end") lies between the head and the
-     * variable's name. */
-    put(&o, r + F(r, RT_HEAD) + F(r, RT_HEADLEN), F(r, RT_ENVNAME) - F(r, RT_HEAD) - F(r, RT_HEADLEN));
-    flush(&o);
-    sys3(SYS_CLOSE, o.fd, 0, 0);
     /* What is written is not counted again: an execve that fails, then an
      * exit, writes only what ran in between. */
     u64 *c = (u64 *)(r + F(r, RT_COUNTERS));
     for (u64 k = 0; k < F(r, RT_COUNTLEN) / 8; k++)
         c[k] = 0;
+    cct_clear(r);
 }

@@ -29,7 +29,7 @@ static void rig_init(rig *g)
 {
     bare_init(&g->b, false);
     memset(&g->in, 0, sizeof g->in);
-    g->ip = (rw_iproc){ 0, NPATHS, COUNTS };
+    g->ip = (rw_iproc){ .proc = 0, .npaths = NPATHS, .counts = COUNTS };
     g->in.ip = &g->ip;
     g->in.nip = 1;
     g->in.blob_addr = CODE;
