@@ -37,6 +37,8 @@ static uint32_t bra(unsigned op, unsigned ra, int64_t words)
 #define BSR(ra, w)      bra(0x34, ra, w)
 #define BEQ(ra, w)      bra(0x39, ra, w)
 #define BNE(ra, w)      bra(0x3d, ra, w)
+#define BLT(ra, w)      bra(0x3a, ra, w)
+#define BGT(ra, w)      bra(0x3f, ra, w)
 #define SUBQ(a, b, c)   opr(0x29, a, b, c)
 #define RPCC(ra)        (0x18u << 26 | (ra) << 21 | 31u << 16 | 0xc000u)
 #define LOW32(a, c)     (0x12u << 26 | (a) << 21 | 15u << 13 | 1u << 12 | 0x31u << 5 | (c))
@@ -119,19 +121,46 @@ static void lap(wbuf *b, unsigned a, unsigned s, unsigned x)
 /* x = the running activation's slot, read from the region at a, past the
  * slots of activations a longjmp (or anything else that cut frames off
  * the stack) left: theirs were entered with a lower stack pointer than
- * the one now.  The slot is stored back; s is clobbered. */
-static void top(wbuf *b, unsigned a, unsigned s, unsigned x)
+ * the one now.  With a calling context tree, code of procedure id (an
+ * op's ip + 1; 0 at an entry, where the slot is the caller's, whoever it
+ * is) also drops a slot entered with the very stack pointer it has now
+ * when the slot's node is another procedure's: the activation a longjmp
+ * cut off that its target had called.  The slot is stored back; s is
+ * clobbered.  (The first slot's stack pointer is the highest there is,
+ * the slack slots' below it 0.) */
+static void top(const rw_instr *in, wbuf *b, unsigned a, unsigned s, unsigned x, uint32_t id)
 {
     put(b, LDQ(x, a, RT_SSP));
     put(b, LDQ(s, a, RT_THREADED));     /* threads share the stack: */
-    put(b, BNE(s, 7));                  /* another's slots are not stale */
-    put(b, LDQ(s, x, 16));
-    put(b, BEQ(s, 5));                  /* below the first slot */
+    uint32_t shared = b->n;             /* another's slots are not stale */
+    put(b, BNE(s, 0));
+    uint32_t loop = b->n;
+    put(b, LDQ(s, x, RT_S_SP));
+    uint32_t first = b->n;
+    put(b, BEQ(s, 0));                  /* below the first slot */
     put(b, LDA(s, s, -b->bias));        /* the program's sp, not a spill's */
-    put(b, CMPULT(s, REG_SP, s));
-    put(b, BEQ(s, 2));
+    put(b, SUBQ(s, REG_SP, s));
+    uint32_t drop = b->n;
+    put(b, BLT(s, 0));
+    uint32_t keep = b->n, mine = UINT32_MAX;
+    if (in->cct && id) {
+        put(b, BGT(s, 0));
+        put(b, LDQ(s, x, RT_S_NODE));
+        put(b, LDQ(s, s, RT_N_ID));
+        addk(b, s, -(int64_t)id);
+        mine = b->n;
+        put(b, BEQ(s, 0));
+    } else {
+        put(b, BR(REG_ZERO, 0));
+    }
+    land(b, drop);
     put(b, LDA(x, x, -b->slot));
-    put(b, BR(REG_ZERO, -7));
+    put(b, BR(REG_ZERO, (int64_t)loop - (int64_t)b->n - 1));
+    land(b, shared);
+    land(b, first);
+    land(b, keep);
+    if (mine != UINT32_MAX)
+        land(b, mine);
     put(b, STQ(x, a, RT_SSP));
 }
 
@@ -179,7 +208,7 @@ static void charge_node(const rw_instr *in, wbuf *b, unsigned a, unsigned s, uns
 static void push_cct(const rw_instr *in, wbuf *b, const rw_op *op, unsigned a, unsigned s, unsigned x)
 {
     base(in, b, a);
-    top(b, a, s, x);
+    top(in, b, a, s, x, 0);
     lap(b, a, s, x);
     put(b, LDQ(x, a, RT_SSP));
     if (!in->nopaths) {                 /* the caller's path's cycles */
@@ -268,7 +297,7 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
     case RW_OP_SITE:        /* the call about to be made is site k (0: none) */
         base(in, b, a);
         if (op->k) {
-            top(b, a, s, x);
+            top(in, b, a, s, x, op->ip + 1);
             constk(b, s, op->k);
             put(b, STQ(s, x, RT_S_SITE));
         } else {
@@ -305,7 +334,7 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
         break;
     case RW_OP_END: {
         base(in, b, a);
-        top(b, a, s, x);
+        top(in, b, a, s, x, op->ip + 1);
         /* An activation returning has the stack pointer it entered with.
          * When the slot on top has another, this activation's own was
          * left behind: a longjmp is leaving it (through a ret), and the
@@ -343,7 +372,7 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
     }
     case RW_OP_BACK:
         base(in, b, a);
-        top(b, a, s, x);
+        top(in, b, a, s, x, op->ip + 1);
         lap(b, a, s, x);
         charge_node(in, b, a, s, x);
         put(b, LDQ(x, a, RT_SSP));

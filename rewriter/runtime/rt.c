@@ -114,7 +114,7 @@ static u64 slot_size(char *r)
 void rt_start(char *r)
 {
     char *first = (char *)F(r, RT_SSP);
-    F(first, RT_S_SP) = ~0ul;
+    F(first, RT_S_SP) = ~0ul >> 1;
     u64 c;
     __asm__ volatile("rpcc %0" : "=r"(c));
     F(r, RT_LAST) = c & 0xffffffffu;

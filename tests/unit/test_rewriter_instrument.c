@@ -39,7 +39,7 @@ static void rig_init(rig *g)
         emit(&g->b, 0);
     g->b.code[RT_B_REGABS / 4] = (uint32_t)DATA;
     g->b.code[RT_B_REGABS / 4 + 1] = (uint32_t)(DATA >> 32);
-    uint64_t ssp = SLOTS, top = ~0ull;
+    uint64_t ssp = SLOTS, top = ~0ull >> 1;
     mem_write_force(g->b.p->mm, DATA + RT_SSP, &ssp, 8);
     mem_write_force(g->b.p->mm, SLOTS + 16, &top, 8);
     g->b.t->r[30] = SP0;
