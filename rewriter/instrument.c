@@ -24,7 +24,8 @@
 #include "rewriter/rtblob.h"
 #include "rewriter/runtime/rt.h"
 
-#define MAX_DENSE (1u << 16)     /* paths a procedure's counter table holds */
+#define MAX_DENSE (1u << 16)     /* paths a procedure's dense counter table holds */
+#define HASHED (1u << 12)        /* entries of a larger one's hashed table */
 
 const char *rw_noins_name(unsigned r)
 {
@@ -326,10 +327,7 @@ static int plan_paths(plan_st *ps, const cfg_proc *f, uint32_t ip)
     cfg_live lv;
     if (!cfg_paths_build(f, NULL, &pp, err, sizeof err))
         return RW_NOINS_PATHS;
-    if (pp.npaths > MAX_DENSE && !ps->in->nopaths) {
-        cfg_paths_free(&pp);
-        return RW_NOINS_LARGE;
-    }
+
     if (!cfg_live_build(cx->prog, f, &lv, err, sizeof err)) {
         cfg_paths_free(&pp);
         return RW_NOINS_PATHS;
@@ -423,6 +421,34 @@ static bool plan_thread_marks(plan_st *ps)
     return true;
 }
 
+static int by_value(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Increments too large for an ldah/lda pair (procedures with more than
+ * 2^31 paths) are loaded from a pool in the region, sorted, each once. */
+static bool plan_pool(rw_instr *in)
+{
+    in->pool = malloc((2 * in->nops + 1) * sizeof *in->pool);
+    if (!in->pool)
+        return false;
+    for (size_t i = 0; i < in->nops; i++) {
+        int64_t k[2] = { in->ops[i].k, in->ops[i].k2 };
+        for (int j = 0; j < 2; j++)
+            if (k[j] < -(1ll << 31) || k[j] >= (1ll << 31) - (1ll << 15))
+                in->pool[in->npool++] = (uint64_t)k[j];
+    }
+    qsort(in->pool, in->npool, sizeof *in->pool, by_value);
+    size_t n = 0;
+    for (size_t i = 0; i < in->npool; i++)
+        if (!n || in->pool[n - 1] != in->pool[i])
+            in->pool[n++] = in->pool[i];
+    in->npool = n;
+    return true;
+}
+
 static int by_place(const void *a, const void *b)
 {
     const rw_snip *x = a, *y = b;
@@ -493,11 +519,18 @@ bool rw_instr_plan(rw_ctx *cx)
         }
         in->ins_proc[i] = 1;
         in->ip[ip].counts = in->counters;
+        /* More paths than a dense table holds: a hashed one, as PP's
+         * (seed 004) for large path spaces; only the paths that run take
+         * an entry. */
+        in->ip[ip].hcap = in->ip[ip].npaths > MAX_DENSE ? HASHED : 0;
+        in->hashed += in->ip[ip].hcap != 0;
         if (!in->nopaths)
-            in->counters += 16 * in->ip[ip].npaths;
+            in->counters += in->ip[ip].hcap ? 24ull * HASHED : 16 * in->ip[ip].npaths;
         in->nip++;
     }
     if (!plan_thread_marks(&ps))
+        return rw_fail(cx, "out of memory");
+    if (!plan_pool(in))
         return rw_fail(cx, "out of memory");
     qsort(in->snips, in->nsnips, sizeof *in->snips, by_place);
     for (size_t j = 0; j < in->nsnips; j++) {
@@ -529,6 +562,7 @@ void rw_instr_free(rw_ctx *cx)
     free(in->ip);
     free(in->ins_proc);
     free(in->sites);
+    free(in->pool);
     free(in->data);
     free(in);
     cx->ins = NULL;
@@ -558,6 +592,7 @@ void rw_instr_stats(const rw_ctx *cx, rw_stats *st)
     st->hooks = in->hooks;
     st->unhooked = in->unhooked;
     st->spills = in->spills;
+    st->hashed = in->hashed;
     st->counter_bytes = in->counters;
     for (size_t i = 0; i < cx->nitems; i++)
         st->ins_bytes += cx->items[i].ins;

@@ -41,12 +41,14 @@ typedef struct rw_iproc {
     uint64_t npaths;
     uint64_t counts;         /* offset of its counters in the region */
     uint32_t site0, nsites;  /* its call sites: in rw_instr.sites */
+    uint32_t hcap;           /* 0: a dense counter table; else the entries
+                                of its hashed one */
 } rw_iproc;
 
 /* Why a procedure's paths are not counted. */
 enum {
     RW_NOINS_PATHS,          /* numbering refused (missing edges, > 2^63) */
-    RW_NOINS_LARGE,          /* more paths than a dense table takes */
+    RW_NOINS_LARGE,          /* (no longer used: large path spaces are hashed) */
     RW_NOINS_REGS,           /* fewer than 3 free registers at some point */
     RW_NOINS_TABLE,          /* a jump table whose edges need different code */
     RW_NOINS_LINK,           /* coroutine linkage or a linking jump */
@@ -69,6 +71,7 @@ typedef struct rw_instr {
     size_t noins[RW_NOINS_N];
     size_t hooks, unhooked;  /* system calls hooked, and in code not moved */
     size_t spills;           /* snippets that save their registers */
+    size_t hashed;           /* procedures with a hashed counter table */
     uint64_t counters;       /* bytes of counters */
     uint64_t blob_addr, blob_size;
     uint64_t region;         /* its address, once the segment is laid out */
@@ -77,6 +80,9 @@ typedef struct rw_instr {
     uint64_t memsz;
     uint64_t ss_first, guard1, guard2;   /* offsets in it */
     uint64_t arena;          /* offset of the tree's arena; 0 when none */
+    uint64_t *pool;          /* constants the code loads (> 32 bits), sorted */
+    size_t npool;
+    uint64_t pool_off;       /* their offset in the region, once laid out */
     uint64_t ofini;          /* the program's DT_FINI, moved; 0 when none */
 } rw_instr;
 

@@ -55,6 +55,8 @@ bool rw_instr_build_region(rw_ctx *cx)
           "(docs/instrument.md)\n", t);
     size_t errmsg = (size_t)ftell(t);
     fputs("cpo: cannot create the path profile (or its name is over 975 bytes): ", t);
+    size_t lostmsg = (size_t)ftell(t);
+    fputs("cpo: path runs not counted, their procedure's hashed table full: ", t);
     size_t chead = (size_t)ftell(t);
     fprintf(t, "cpo-cct 1\nmetrics calls cycles\nimage 0 %s ", hex[0] ? hex : "-");
     escape_write(t, ipath);
@@ -80,7 +82,8 @@ bool rw_instr_build_region(rw_ctx *cx)
     if (lineoff)
         lineoff[in->nip] = (size_t)ftell(l);
     bool ok = fclose(t) == 0 && fclose(l) == 0 && lineoff && nameoff;
-    size_t procs = RT_HDRSIZE, sites = procs + RT_PSIZE * in->nip, strs = sites + 8 * in->nsites;
+    size_t procs = RT_HDRSIZE, sites = procs + RT_PSIZE * in->nip, pool = sites + 8 * in->nsites;
+    size_t strs = pool + 8 * in->npool;
     size_t lns = strs + txtlen;
     size_t fsz = (lns + lineslen + PAGE - 1) & ~(size_t)(PAGE - 1);
     uint8_t *d = ok ? calloc(1, fsz) : NULL;
@@ -118,7 +121,9 @@ bool rw_instr_build_region(rw_ctx *cx)
     put64(d, RT_MSG, strs + msg);
     put64(d, RT_MSGLEN, errmsg - msg);
     put64(d, RT_ERRMSG, strs + errmsg);
-    put64(d, RT_ERRLEN, chead - errmsg);
+    put64(d, RT_ERRLEN, lostmsg - errmsg);
+    put64(d, RT_LOSTMSG, strs + lostmsg);
+    put64(d, RT_LOSTLEN, chead - lostmsg);
     put64(d, RT_COUNTERS, counters);
     put64(d, RT_COUNTLEN, in->counters);
     for (size_t i = 0; i < in->nip; i++) {
@@ -133,9 +138,13 @@ bool rw_instr_build_region(rw_ctx *cx)
         put64(p, RT_P_NAMELEN, lineoff[i + 1] - 1 - nameoff[i]);
         put64(p, RT_P_NSITES, in->ip[i].nsites);
         put64(p, RT_P_SITES, sites + 8 * in->ip[i].site0);
+        put64(p, RT_P_HCAP, in->ip[i].hcap);
     }
     for (size_t k = 0; k < in->nsites; k++)
         put64(d, sites + 8 * k, in->sites[k]);
+    for (size_t k = 0; k < in->npool; k++)
+        put64(d, pool + 8 * k, in->pool[k]);
+    in->pool_off = pool;
     memcpy(d + strs, txt, txtlen);
     memcpy(d + lns, lines, lineslen);
     free(txt);

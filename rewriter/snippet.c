@@ -95,6 +95,54 @@ static void constk(wbuf *b, unsigned r, int64_t k)
     put(b, LDA(r, r, lo));
 }
 
+/* Does k fit an ldah/lda pair? */
+static bool fits32(int64_t k)
+{
+    int64_t hi, lo;
+    split16(k, &hi, &lo);
+    return hi >= -32768 && hi <= 32767;
+}
+
+/* The region offset of constant k in the pool of those that do not fit
+ * (rw_instr_pool); 0 before the region is laid out (only sizes count). */
+static int64_t pool_off(const rw_instr *in, int64_t k)
+{
+    size_t lo = 0, hi = in->npool;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (in->pool[mid] < (uint64_t)k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return in->pool_off ? (int64_t)(in->pool_off + 8 * lo) : 0;
+}
+
+/* r = k; g holds the region (it may be r): two words either way. */
+static void loadk(const rw_instr *in, wbuf *b, unsigned r, unsigned g, int64_t k)
+{
+    if (fits32(k)) {
+        constk(b, r, k);
+        return;
+    }
+    int64_t hi, lo;
+    split16(pool_off(in, k), &hi, &lo);
+    put(b, LDAH(r, g, hi));
+    put(b, LDQ(r, r, lo));
+}
+
+/* r += k; g holds the region and is clobbered when k does not fit 32
+ * bits (path increments of procedures with very many paths). */
+static void addk_g(const rw_instr *in, wbuf *b, unsigned r, unsigned g, int64_t k)
+{
+    if (fits32(k)) {
+        addk(b, r, k);
+        return;
+    }
+    loadk(in, b, g, g, k);
+    put(b, ADDQ(r, g, r));
+}
+
 /* a = the region's address, read from the blob: three words. */
 static void base(const rw_instr *in, wbuf *b, unsigned a)
 {
@@ -168,6 +216,21 @@ static void top(const rw_instr *in, wbuf *b, unsigned a, unsigned s, unsigned x,
  * its count and cycles grow when x < npaths.  a is clobbered. */
 static void count(const rw_instr *in, wbuf *b, const rw_iproc *ip, unsigned a, unsigned s, unsigned x)
 {
+    if (ip->hcap) {
+        /* A hashed table: the runtime's rt_count, which keeps every
+         * register but at, saved here with the arguments below a stack
+         * pointer moved past them. */
+        put(b, LDA(REG_SP, REG_SP, -32));
+        put(b, STQ(REG_AT, REG_SP, 0));
+        put(b, STQ(x, REG_SP, 8));
+        put(b, STQ(s, REG_SP, 16));
+        constk(b, a, (int64_t)(ip - in->ip));
+        put(b, STQ(a, REG_SP, 24));
+        call_blob(in, b, RT_B_COUNT);
+        put(b, LDQ(REG_AT, REG_SP, 0));
+        put(b, LDA(REG_SP, REG_SP, 32));
+        return;
+    }
     constk(b, a, (int64_t)ip->npaths);
     put(b, CMPULT(x, a, a));
     put(b, BEQ(a, 13));
@@ -268,7 +331,7 @@ static void push_cct(const rw_instr *in, wbuf *b, const rw_op *op, unsigned a, u
     if (!in->nopaths) {
         base(in, b, a);
         put(b, LDQ(x, a, RT_SSP));
-        constk(b, s, op->k);
+        loadk(in, b, s, a, op->k);
         put(b, STQ(s, x, RT_S_SUM));
         put(b, STQ(REG_ZERO, x, RT_S_CYCLES));
     }
@@ -319,7 +382,7 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
         put(b, LDA(x, x, b->slot));
         base(in, b, a);
         put(b, STQ(x, a, RT_SSP));
-        constk(b, s, op->k);
+        loadk(in, b, s, a, op->k);
         put(b, STQ(s, x, 0));
         put(b, STQ(REG_ZERO, x, 8));
         put(b, LDA(s, REG_SP, b->bias));
@@ -329,7 +392,7 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
         base(in, b, a);
         put(b, LDQ(s, a, RT_SSP));
         put(b, LDQ(x, s, 0));
-        addk(b, x, op->k);
+        addk_g(in, b, x, a, op->k);
         put(b, STQ(x, s, 0));
         break;
     case RW_OP_END: {
@@ -364,7 +427,7 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
         base(in, b, a);
         put(b, STQ(x, a, RT_SSP));
         put(b, LDQ(x, x, b->slot));
-        addk(b, x, op->k);
+        addk_g(in, b, x, a, op->k);
         count(in, b, ip, a, s, x);
         if (op->k2)
             land(b, skip);
@@ -380,13 +443,23 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
         put(b, ADDQ(a, s, s));
         put(b, STQ(REG_ZERO, x, 8));
         put(b, LDQ(a, x, 0));
-        addk(b, a, op->k);
+        if (fits32(op->k)) {
+            addk(b, a, op->k);
+        } else {            /* s, the cycles, waits in the slot */
+            put(b, STQ(s, x, 8));
+            base(in, b, s);
+            loadk(in, b, s, s, op->k);
+            put(b, ADDQ(a, s, a));
+            put(b, LDQ(s, x, 8));
+        }
         /* The slot becomes the next path's: sum k2, no cycles yet; the
          * ended path's number and cycles go through it to registers. */
         put(b, STQ(a, x, 0));
         put(b, STQ(s, x, 8));
         put(b, LDQ(s, x, 0));
-        constk(b, a, op->k2);
+        if (!fits32(op->k2))
+            base(in, b, a);
+        loadk(in, b, a, a, op->k2);
         put(b, STQ(a, x, 0));
         put(b, LDQ(a, x, 8));
         put(b, STQ(REG_ZERO, x, 8));

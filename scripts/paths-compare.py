@@ -8,7 +8,8 @@ axp's counts, except:
     handler left by longjmp, a fork's child resuming mid-path): the binary
     has no partial paths (docs/instrument.md);
   - glibc's start-up code that walks the program headers
-    (__libc_setup_tls, _dlfo_process_initial, _dlfo_sort_mappings.part.0):
+    (__libc_setup_tls, _dlfo_process_initial, _dlfo_sort_mappings.part.0,
+    _dl_non_dynamic_init):
     the instrumented image has one more segment.
 --skip leaves a procedure out (a test says why).  With --at-most, the
 binary may count fewer (never more, never other
@@ -17,7 +18,7 @@ profile.  Prints one line per difference and a summary; exit 1 on any
 difference, 2 when a file is not a path profile."""
 import sys
 
-HEADERS = {"__libc_setup_tls", "_dlfo_process_initial", "_dlfo_sort_mappings.part.0"}
+HEADERS = {"__libc_setup_tls", "_dlfo_process_initial", "_dlfo_sort_mappings.part.0", "_dl_non_dynamic_init"}
 
 
 def load(path):

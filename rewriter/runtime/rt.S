@@ -15,7 +15,7 @@ rt_blob:
         br      $31, fini
         br      $31, child
         br      $31, enter
-        .long   0
+        br      $31, count
         .quad   0                       /* RT_B_REGION */
         .quad   0                       /* RT_B_ENTRY */
         .quad   0                       /* RT_B_REGABS */
@@ -155,6 +155,20 @@ enter:
         ldq     $17, 264($30)
         ldq     $18, 272($30)
         bsr     $26, rt_enter
+        RESTOREALL
+        ret     $31, ($28), 1
+
+/* A path of a procedure with a hashed counter table ran: the snippet
+ * came with `bsr at` after storing its at, the path, its cycles and the
+ * procedure's number at 0, 8, 16 and 24 of its stack.  Everything but at
+ * is kept. */
+count:
+        SAVEALL
+        REGION  $16, $1
+        ldq     $17, 264($30)
+        ldq     $18, 272($30)
+        ldq     $19, 280($30)
+        bsr     $26, rt_count
         RESTOREALL
         ret     $31, ($28), 1
 

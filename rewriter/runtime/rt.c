@@ -244,7 +244,32 @@ void rt_child(char *r)
     u64 *c = (u64 *)(r + F(r, RT_COUNTERS));
     for (u64 k = 0; k < F(r, RT_COUNTLEN) / 8; k++)
         c[k] = 0;
+    F(r, RT_HLOST) = 0;
     cct_clear(r);
+}
+
+/* Path `path` of procedure i (in the table) ran once, for `cycles`: its
+ * entry in the procedure's hashed table, found by linear probing, grows.
+ * A path out of range is not counted (as the inline bound check does); a
+ * full table loses the run, counted in RT_HLOST and said at exit. */
+void rt_count(char *r, u64 path, u64 cycles, u64 i)
+{
+    char *pt = r + F(r, RT_PROCS) + RT_PSIZE * i;
+    u64 cap = F(pt, RT_P_HCAP);
+    if (path >= F(pt, RT_P_NPATHS) || !cap)
+        return;
+    u64 *t = (u64 *)(r + F(pt, RT_P_COUNTS));
+    u64 h = path ^ (path >> 13) ^ (path >> 29) ^ (path >> 47);
+    for (u64 n = 0; n < cap; n++, h++) {
+        u64 *e = t + 3 * (h & (cap - 1));
+        if (e[0] && e[0] != path + 1)
+            continue;
+        e[0] = path + 1;
+        e[1]++;
+        e[2] += cycles;
+        return;
+    }
+    F(r, RT_HLOST)++;
 }
 
 /* The value of the variable the region names, or 0. */
@@ -345,26 +370,37 @@ static void write_paths(char *r, out *o)
     char *pt = r + F(r, RT_PROCS);
     for (u64 i = 0; i < F(r, RT_NPROCS); i++, pt += RT_PSIZE) {
         u64 *c = (u64 *)(r + F(pt, RT_P_COUNTS));
-        u64 np = F(pt, RT_P_NPATHS);
+        u64 cap = F(pt, RT_P_HCAP);
+        u64 n = cap ? cap : F(pt, RT_P_NPATHS), w = cap ? 3 : 2;
         int shown = 0;
-        for (u64 k = 0; k < np; k++) {
-            if (!c[2 * k])
+        for (u64 k = 0; k < n; k++) {
+            u64 *e = c + w * k + (cap ? 1 : 0);     /* count, cycles */
+            if (!e[0])
                 continue;
             if (!shown)
                 put(o, r + F(pt, RT_P_LINE), F(pt, RT_P_LINELEN));
             shown = 1;
             put_word(o, 'p', 'a', 't', 'h');
-            put_u64(o, k);
+            put_u64(o, cap ? c[w * k] - 1 : k);
             put_ch(o, ' ');
-            put_u64(o, c[2 * k]);
+            put_u64(o, e[0]);
             put_ch(o, ' ');
-            put_u64(o, c[2 * k + 1]);
+            put_u64(o, e[1]);
             put_ch(o, '\n');
         }
     }
     /* The tail ("outside ...", "end") lies between the head and the
      * variable's name. */
     put(o, r + F(r, RT_HEAD) + F(r, RT_HEADLEN), F(r, RT_ENVNAME) - F(r, RT_HEAD) - F(r, RT_HEADLEN));
+    if (F(r, RT_HLOST)) {
+        out e;
+        e.fd = 2;
+        e.n = 0;
+        put(&e, r + F(r, RT_LOSTMSG), F(r, RT_LOSTLEN));
+        put_u64(&e, F(r, RT_HLOST));
+        put_ch(&e, '\n');
+        flush(&e);
+    }
 }
 
 /* The link address of call site k of the procedure whose node is n. */
@@ -469,5 +505,6 @@ void rt_write(char *r)
     u64 *c = (u64 *)(r + F(r, RT_COUNTERS));
     for (u64 k = 0; k < F(r, RT_COUNTLEN) / 8; k++)
         c[k] = 0;
+    F(r, RT_HLOST) = 0;
     cct_clear(r);
 }

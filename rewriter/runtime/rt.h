@@ -40,7 +40,10 @@
 #define RT_CTAILLEN   264
 #define RT_CUTMSG     272  /* offset and length of what to say when the arena */
 #define RT_CUTLEN     280  /* was full */
-#define RT_HDRSIZE    288
+#define RT_HLOST      288  /* path runs a full hashed table could not keep */
+#define RT_LOSTMSG    296  /* offset and length of what to say then */
+#define RT_LOSTLEN    304
+#define RT_HDRSIZE    312
 
 #define RT_M_PATHS    1
 #define RT_M_CCT      2
@@ -68,7 +71,11 @@
 #define RT_P_NAMELEN  48
 #define RT_P_NSITES   56   /* its call sites */
 #define RT_P_SITES    64   /* offset of their link addresses (8 bytes each) */
-#define RT_PSIZE      72
+#define RT_P_HCAP     72   /* 0: a dense table of count and cycles per path;
+                              else a hashed one of this many {path + 1,
+                              count, cycles} (more paths than a dense one
+                              holds) */
+#define RT_PSIZE      80
 
 /* A node of the calling context tree, in the arena: the procedure (index
  * in the table + 1; 0 for the root), its parent, the call site in the
@@ -98,6 +105,7 @@
 #define RT_B_FINI     8    /* br to the finaliser (the new DT_FINI) */
 #define RT_B_CHILD    12   /* br to the clearing of a forked child's counters */
 #define RT_B_ENTER    16   /* br to the tree's slow entry (a context not seen) */
+#define RT_B_COUNT    20   /* br to the counting of a path in a hashed table */
 #define RT_B_REGION   24   /* region address - blob address */
 #define RT_B_ENTRY    32   /* original entry (moved) - blob address */
 #define RT_B_REGABS   40   /* the region's address, for the inserted code */

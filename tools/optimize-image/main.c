@@ -304,6 +304,8 @@ int main(int argc, char **argv)
                 printf(", %zu in code left in place not hooked", st.unhooked);
             if (st.spills)
                 printf("; %zu places with no free registers save three", st.spills);
+            if (st.hashed)
+                printf("; %zu procedures with more than 65,536 paths count in hashed tables", st.hashed);
             printf("\n");
             for (unsigned r = 0; r < sizeof st.noins / sizeof st.noins[0]; r++)
                 if (st.noins[r])
