@@ -317,6 +317,32 @@ static int site_snips(plan_st *ps, const cfg_proc *f, const cfg_live *lv, uint32
     return -1;
 }
 
+/* Does f raise the stack pointer without ever lowering it (a thread's
+ * first routine popping what clone left it)?  Its activation runs above
+ * the stack pointer it entered with, which the check for slots a longjmp
+ * left (snippet.c, top) would take for a sign of its slot being stale. */
+static bool raises_sp(const rw_ctx *cx, const cfg_proc *f)
+{
+    bool up = false;
+    for (uint64_t a = f->start; a < f->end; a += 4) {
+        alpha_insn li;
+        alpha_decode(word_at(cx, a), &li);
+        if (!li.op)
+            continue;
+        int64_t d = 0;
+        if (!strcmp(li.op->name, "lda") && li.ra == REG_SP && li.rb == REG_SP)
+            d = li.disp;
+        else if (li.islit && li.ra == REG_SP && li.rc == REG_SP && !strcmp(li.op->name, "addq"))
+            d = li.lit;
+        else if (li.islit && li.ra == REG_SP && li.rc == REG_SP && !strcmp(li.op->name, "subq"))
+            d = -(int64_t)li.lit;
+        if (d < 0)
+            return false;
+        up |= d > 0;
+    }
+    return up;
+}
+
 /* Heads of the entry blocks and the edge code of every block of f;
  * returns a RW_NOINS_* reason, or -1 when its paths will be counted. */
 static int plan_paths(plan_st *ps, const cfg_proc *f, uint32_t ip)
@@ -333,6 +359,7 @@ static int plan_paths(plan_st *ps, const cfg_proc *f, uint32_t ip)
         return RW_NOINS_PATHS;
     }
     ps->in->ip[ip].npaths = pp.npaths;
+    ps->in->ip[ip].raises_sp = raises_sp(cx, f);
     int why = -1;
     for (size_t e = 0; e < f->nedges && why < 0; e++) {
         const cfg_edge *x = &f->edges[e];
@@ -522,7 +549,7 @@ bool rw_instr_plan(rw_ctx *cx)
         /* More paths than a dense table holds: a hashed one, as PP's
          * (seed 004) for large path spaces; only the paths that run take
          * an entry. */
-        in->ip[ip].hcap = in->ip[ip].npaths > MAX_DENSE ? HASHED : 0;
+        in->ip[ip].hcap = in->ip[ip].npaths > MAX_DENSE && !in->nopaths ? HASHED : 0;
         in->hashed += in->ip[ip].hcap != 0;
         if (!in->nopaths)
             in->counters += in->ip[ip].hcap ? 24ull * HASHED : 16 * in->ip[ip].npaths;

@@ -43,6 +43,7 @@ typedef struct rw_iproc {
     uint32_t site0, nsites;  /* its call sites: in rw_instr.sites */
     uint32_t hcap;           /* 0: a dense counter table; else the entries
                                 of its hashed one */
+    bool raises_sp;          /* moves sp above where it entered (instrument.c) */
 } rw_iproc;
 
 /* Why a procedure's paths are not counted. */

@@ -51,8 +51,8 @@ bool rw_instr_build_region(rw_ctx *cx)
     size_t envname = (size_t)ftell(t);
     fputs("CPO_PROFILE_OUT=", t);
     size_t msg = (size_t)ftell(t);
-    fputs("cpo: the program started a thread: its path counts are not kept "
-          "(docs/instrument.md)\n", t);
+    fputs("cpo: more than 256 threads, or no memory for a thread's shadow stack: "
+          "the profile is not kept (docs/instrument.md)\n", t);
     size_t errmsg = (size_t)ftell(t);
     fputs("cpo: cannot create the path profile (or its name is over 975 bytes): ", t);
     size_t lostmsg = (size_t)ftell(t);
@@ -82,7 +82,8 @@ bool rw_instr_build_region(rw_ctx *cx)
     if (lineoff)
         lineoff[in->nip] = (size_t)ftell(l);
     bool ok = fclose(t) == 0 && fclose(l) == 0 && lineoff && nameoff;
-    size_t procs = RT_HDRSIZE, sites = procs + RT_PSIZE * in->nip, pool = sites + 8 * in->nsites;
+    size_t ttab = RT_HDRSIZE, procs = ttab + 16 * RT_NTHREADS;
+    size_t sites = procs + RT_PSIZE * in->nip, pool = sites + 8 * in->nsites;
     size_t strs = pool + 8 * in->npool;
     size_t lns = strs + txtlen;
     size_t fsz = (lns + lineslen + PAGE - 1) & ~(size_t)(PAGE - 1);
@@ -113,6 +114,7 @@ bool rw_instr_build_region(rw_ctx *cx)
     in->guard1 = guard1;
     in->guard2 = guard2;
     put64(d, RT_NPROCS, in->nip);
+    put64(d, RT_TTAB, ttab);
     put64(d, RT_PROCS, procs);
     put64(d, RT_HEAD, strs);
     put64(d, RT_HEADLEN, headlen);

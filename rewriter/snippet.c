@@ -118,8 +118,10 @@ static int64_t pool_off(const rw_instr *in, int64_t k)
     return in->pool_off ? (int64_t)(in->pool_off + 8 * lo) : 0;
 }
 
-/* r = k; g holds the region (it may be r): two words either way. */
-static void loadk(const rw_instr *in, wbuf *b, unsigned r, unsigned g, int64_t k)
+static void base(const rw_instr *in, wbuf *b, unsigned a);
+
+/* r = k: an ldah/lda pair, or a load from the pool. */
+static void loadk(const rw_instr *in, wbuf *b, unsigned r, int64_t k)
 {
     if (fits32(k)) {
         constk(b, r, k);
@@ -127,20 +129,21 @@ static void loadk(const rw_instr *in, wbuf *b, unsigned r, unsigned g, int64_t k
     }
     int64_t hi, lo;
     split16(pool_off(in, k), &hi, &lo);
-    put(b, LDAH(r, g, hi));
+    base(in, b, r);
+    put(b, LDAH(r, r, hi));
     put(b, LDQ(r, r, lo));
 }
 
-/* r += k; g holds the region and is clobbered when k does not fit 32
- * bits (path increments of procedures with very many paths). */
-static void addk_g(const rw_instr *in, wbuf *b, unsigned r, unsigned g, int64_t k)
+/* r += k; t is clobbered when k does not fit 32 bits (path increments of
+ * procedures with very many paths). */
+static void addk_t(const rw_instr *in, wbuf *b, unsigned r, unsigned t, int64_t k)
 {
     if (fits32(k)) {
         addk(b, r, k);
         return;
     }
-    loadk(in, b, g, g, k);
-    put(b, ADDQ(r, g, r));
+    loadk(in, b, t, k);
+    put(b, ADDQ(r, t, r));
 }
 
 /* a = the region's address, read from the blob: three words. */
@@ -152,6 +155,30 @@ static void base(const rw_instr *in, wbuf *b, unsigned a)
     put(b, BR(a, 0));
     put(b, LDAH(a, a, hi));
     put(b, LDQ(a, a, lo));
+}
+
+/* a = the running thread's block: its shadow-stack pointer and its last
+ * cycle count, at RT_SSP and RT_LAST.  Until a thread is started that
+ * is the region itself (RT_TB holds its address); after, the runtime
+ * finds the block by the thread's unique value (rt_tblock, with id, the
+ * procedure of the code asking, for a new thread's first context). */
+static void tbase(const rw_instr *in, wbuf *b, unsigned a, uint32_t id)
+{
+    base(in, b, a);
+    put(b, LDQ(a, a, RT_TB));
+    uint32_t done = b->n;
+    put(b, BNE(a, 0));
+    put(b, LDA(REG_SP, REG_SP, -16));
+    if (a != REG_AT)
+        put(b, STQ(REG_AT, REG_SP, 0));
+    constk(b, a, id);
+    put(b, STQ(a, REG_SP, 8));
+    call_blob(in, b, RT_B_TBLOCK);
+    put(b, LDQ(a, REG_SP, 8));
+    if (a != REG_AT)
+        put(b, LDQ(REG_AT, REG_SP, 0));
+    put(b, LDA(REG_SP, REG_SP, 16));
+    land(b, done);
 }
 
 /* The cycles since the last path start or stop into s (the counter's low
@@ -166,7 +193,7 @@ static void lap(wbuf *b, unsigned a, unsigned s, unsigned x)
     put(b, LOW32(s, s));
 }
 
-/* x = the running activation's slot, read from the region at a, past the
+/* x = the running activation's slot, read from the thread's block at a, past the
  * slots of activations a longjmp (or anything else that cut frames off
  * the stack) left: theirs were entered with a lower stack pointer than
  * the one now.  With a calling context tree, code of procedure id (an
@@ -179,9 +206,13 @@ static void lap(wbuf *b, unsigned a, unsigned s, unsigned x)
 static void top(const rw_instr *in, wbuf *b, unsigned a, unsigned s, unsigned x, uint32_t id)
 {
     put(b, LDQ(x, a, RT_SSP));
-    put(b, LDQ(s, a, RT_THREADED));     /* threads share the stack: */
-    uint32_t shared = b->n;             /* another's slots are not stale */
-    put(b, BNE(s, 0));
+    if (id && in->ip[id - 1].raises_sp) {
+        /* Its own slot would look stale: it is taken as the running
+         * one, and keeps the stack pointer now, for its callees' heads. */
+        put(b, LDA(s, REG_SP, b->bias));
+        put(b, STQ(s, x, RT_S_SP));
+        return;
+    }
     uint32_t loop = b->n;
     put(b, LDQ(s, x, RT_S_SP));
     uint32_t first = b->n;
@@ -204,7 +235,6 @@ static void top(const rw_instr *in, wbuf *b, unsigned a, unsigned s, unsigned x,
     land(b, drop);
     put(b, LDA(x, x, -b->slot));
     put(b, BR(REG_ZERO, (int64_t)loop - (int64_t)b->n - 1));
-    land(b, shared);
     land(b, first);
     land(b, keep);
     if (mine != UINT32_MAX)
@@ -246,9 +276,9 @@ static void count(const rw_instr *in, wbuf *b, const rw_iproc *ip, unsigned a, u
     put(b, STQ(x, a, 8));
 }
 
-/* The cycles s go to the running activation's node too; a is the region
- * and stays it, x is clobbered. */
-static void charge_node(const rw_instr *in, wbuf *b, unsigned a, unsigned s, unsigned x)
+/* The cycles s go to the running activation's node too; a is the
+ * thread's block and stays it, x is clobbered. */
+static void charge_node(const rw_instr *in, wbuf *b, unsigned a, unsigned s, unsigned x, uint32_t id)
 {
     if (!in->cct)
         return;
@@ -257,7 +287,7 @@ static void charge_node(const rw_instr *in, wbuf *b, unsigned a, unsigned s, uns
     put(b, LDQ(x, a, RT_N_CYCLES));
     put(b, ADDQ(x, s, x));
     put(b, STQ(x, a, RT_N_CYCLES));
-    base(in, b, a);
+    tbase(in, b, a, id);
 }
 
 /* An entry with a calling context tree: the caller's node (of the slot
@@ -270,7 +300,7 @@ static void charge_node(const rw_instr *in, wbuf *b, unsigned a, unsigned s, uns
  * makes, and a tail branch, is seen from that site. */
 static void push_cct(const rw_instr *in, wbuf *b, const rw_op *op, unsigned a, unsigned s, unsigned x)
 {
-    base(in, b, a);
+    tbase(in, b, a, 0);
     top(in, b, a, s, x, 0);
     lap(b, a, s, x);
     put(b, LDQ(x, a, RT_SSP));
@@ -278,13 +308,12 @@ static void push_cct(const rw_instr *in, wbuf *b, const rw_op *op, unsigned a, u
         put(b, LDQ(a, x, RT_S_CYCLES));
         put(b, ADDQ(a, s, a));
         put(b, STQ(a, x, RT_S_CYCLES));
-        base(in, b, a);
     }
     put(b, LDQ(a, x, RT_S_NODE));
     put(b, LDQ(x, a, RT_N_CYCLES));
     put(b, ADDQ(x, s, x));
     put(b, STQ(x, a, RT_N_CYCLES));
-    base(in, b, x);
+    tbase(in, b, x, 0);
     put(b, LDQ(x, x, RT_SSP));
     put(b, LDQ(s, x, RT_S_SITE));
     put(b, LDQ(x, a, RT_N_NSL));
@@ -299,7 +328,7 @@ static void push_cct(const rw_instr *in, wbuf *b, const rw_op *op, unsigned a, u
     addk(b, x, -(int64_t)(op->ip + 1));
     uint32_t slow3 = b->n;
     put(b, BNE(x, 0));
-    base(in, b, x);
+    tbase(in, b, x, 0);
     put(b, LDQ(x, x, RT_SSP));
     put(b, LDA(x, x, b->slot));
     put(b, STQ(s, x, RT_S_NODE));
@@ -309,7 +338,7 @@ static void push_cct(const rw_instr *in, wbuf *b, const rw_op *op, unsigned a, u
     put(b, STQ(a, s, RT_N_CALLS));
     put(b, LDA(a, REG_SP, b->bias));
     put(b, STQ(a, x, RT_S_SP));
-    base(in, b, a);
+    tbase(in, b, a, 0);
     put(b, STQ(x, a, RT_SSP));
     uint32_t done = b->n;
     put(b, BR(REG_ZERO, 0));
@@ -329,9 +358,9 @@ static void push_cct(const rw_instr *in, wbuf *b, const rw_op *op, unsigned a, u
     put(b, LDA(REG_SP, REG_SP, 32));
     land(b, done);
     if (!in->nopaths) {
-        base(in, b, a);
+        tbase(in, b, a, 0);
         put(b, LDQ(x, a, RT_SSP));
-        loadk(in, b, s, a, op->k);
+        loadk(in, b, s, op->k);
         put(b, STQ(s, x, RT_S_SUM));
         put(b, STQ(REG_ZERO, x, RT_S_CYCLES));
     }
@@ -353,12 +382,15 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
         put(b, BNE(REG_V0, 1));
         call_blob(in, b, RT_B_CHILD);
         break;
-    case RW_OP_THREAD:
-        base(in, b, a);
-        put(b, STQ(a, a, RT_THREADED));
+    case RW_OP_THREAD:      /* threads are about to start (rt_threaded) */
+        put(b, LDA(REG_SP, REG_SP, -16));
+        put(b, STQ(REG_AT, REG_SP, 0));
+        call_blob(in, b, RT_B_THREAD);
+        put(b, LDQ(REG_AT, REG_SP, 0));
+        put(b, LDA(REG_SP, REG_SP, 16));
         break;
     case RW_OP_SITE:        /* the call about to be made is site k (0: none) */
-        base(in, b, a);
+        tbase(in, b, a, op->ip + 1);
         if (op->k) {
             top(in, b, a, s, x, op->ip + 1);
             constk(b, s, op->k);
@@ -373,30 +405,30 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
             push_cct(in, b, op, a, s, x);
             break;
         }
-        base(in, b, a);
+        tbase(in, b, a, 0);
         lap(b, a, s, x);
         put(b, LDQ(x, a, RT_SSP));
         put(b, LDQ(a, x, 8));
         put(b, ADDQ(a, s, a));
         put(b, STQ(a, x, 8));
         put(b, LDA(x, x, b->slot));
-        base(in, b, a);
+        tbase(in, b, a, 0);
         put(b, STQ(x, a, RT_SSP));
-        loadk(in, b, s, a, op->k);
+        loadk(in, b, s, op->k);
         put(b, STQ(s, x, 0));
         put(b, STQ(REG_ZERO, x, 8));
         put(b, LDA(s, REG_SP, b->bias));
         put(b, STQ(s, x, 16));
         break;
     case RW_OP_ADD:
-        base(in, b, a);
+        tbase(in, b, a, op->ip + 1);
         put(b, LDQ(s, a, RT_SSP));
         put(b, LDQ(x, s, 0));
-        addk_g(in, b, x, a, op->k);
+        addk_t(in, b, x, a, op->k);
         put(b, STQ(x, s, 0));
         break;
     case RW_OP_END: {
-        base(in, b, a);
+        tbase(in, b, a, op->ip + 1);
         top(in, b, a, s, x, op->ip + 1);
         /* An activation returning has the stack pointer it entered with.
          * When the slot on top has another, this activation's own was
@@ -412,7 +444,7 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
             put(b, BEQ(s, 0));
         }
         lap(b, a, s, x);
-        charge_node(in, b, a, s, x);
+        charge_node(in, b, a, s, x, op->ip + 1);
         put(b, LDQ(x, a, RT_SSP));
         if (in->nopaths) {
             put(b, LDA(x, x, -b->slot));
@@ -424,20 +456,20 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
         put(b, LDQ(a, x, 8));
         put(b, ADDQ(a, s, s));
         put(b, LDA(x, x, -b->slot));
-        base(in, b, a);
+        tbase(in, b, a, op->ip + 1);
         put(b, STQ(x, a, RT_SSP));
         put(b, LDQ(x, x, b->slot));
-        addk_g(in, b, x, a, op->k);
+        addk_t(in, b, x, a, op->k);
         count(in, b, ip, a, s, x);
         if (op->k2)
             land(b, skip);
         break;
     }
     case RW_OP_BACK:
-        base(in, b, a);
+        tbase(in, b, a, op->ip + 1);
         top(in, b, a, s, x, op->ip + 1);
         lap(b, a, s, x);
-        charge_node(in, b, a, s, x);
+        charge_node(in, b, a, s, x, op->ip + 1);
         put(b, LDQ(x, a, RT_SSP));
         put(b, LDQ(a, x, 8));
         put(b, ADDQ(a, s, s));
@@ -447,8 +479,7 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
             addk(b, a, op->k);
         } else {            /* s, the cycles, waits in the slot */
             put(b, STQ(s, x, 8));
-            base(in, b, s);
-            loadk(in, b, s, s, op->k);
+            loadk(in, b, s, op->k);
             put(b, ADDQ(a, s, a));
             put(b, LDQ(s, x, 8));
         }
@@ -457,9 +488,7 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
         put(b, STQ(a, x, 0));
         put(b, STQ(s, x, 8));
         put(b, LDQ(s, x, 0));
-        if (!fits32(op->k2))
-            base(in, b, a);
-        loadk(in, b, a, a, op->k2);
+        loadk(in, b, a, op->k2);
         put(b, STQ(a, x, 0));
         put(b, LDQ(a, x, 8));
         put(b, STQ(REG_ZERO, x, 8));

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""paths-compare.py [--at-most] [--skip NAME]... EXACT FILE...: compare the complete-path counts of an
+"""paths-compare.py [--at-most] [--skip NAME]... [--skip-matching REGEX]... EXACT FILE...: compare the complete-path counts of an
 instrumented binary's profiles (FILE..., one per process, added up) with
 axp's exact profile of the original on the same input (cpo-paths 1, see
 docs/paths.md).  Every procedure the binary counted must have exactly
@@ -11,11 +11,13 @@ axp's counts, except:
     (__libc_setup_tls, _dlfo_process_initial, _dlfo_sort_mappings.part.0,
     _dl_non_dynamic_init):
     the instrumented image has one more segment.
---skip leaves a procedure out (a test says why).  With --at-most, the
+--skip leaves a procedure out, --skip-matching those whose names the
+regular expression finds (a test says why).  With --at-most, the
 binary may count fewer (never more, never other
 paths): for programs with a process killed by a signal, which writes no
 profile.  Prints one line per difference and a summary; exit 1 on any
 difference, 2 when a file is not a path profile."""
+import re
 import sys
 
 HEADERS = {"__libc_setup_tls", "_dlfo_process_initial", "_dlfo_sort_mappings.part.0", "_dl_non_dynamic_init"}
@@ -45,12 +47,16 @@ def main():
     args = sys.argv[1:]
     at_most = False
     skip = set()
+    matching = []
     while args and args[0].startswith("--"):
         if args[0] == "--at-most":
             at_most = True
             args = args[1:]
         elif args[0] == "--skip" and len(args) > 1:
             skip.add(args[1])
+            args = args[2:]
+        elif args[0] == "--skip-matching" and len(args) > 1:
+            matching.append(re.compile(args[1]))
             args = args[2:]
         else:
             print(__doc__)
@@ -68,7 +74,8 @@ def main():
     same = differ = skipped = 0
     for addr, p in sorted(got.items()):
         e = exact.get(addr, {"paths": {}, "partial": 0})
-        if e["partial"] or p["name"] in HEADERS or p["name"] in skip:
+        if (e["partial"] or p["name"] in HEADERS or p["name"] in skip
+                or any(m.search(p["name"]) for m in matching)):
             skipped += 1
             continue
         if e["paths"] == p["paths"]:

@@ -16,6 +16,8 @@ rt_blob:
         br      $31, child
         br      $31, enter
         br      $31, count
+        br      $31, tblock
+        br      $31, threads
         .quad   0                       /* RT_B_REGION */
         .quad   0                       /* RT_B_ENTRY */
         .quad   0                       /* RT_B_REGABS */
@@ -172,9 +174,32 @@ count:
         RESTOREALL
         ret     $31, ($28), 1
 
+/* The running thread's block (after threads started): the snippet came
+ * with `bsr at` after storing its at and its procedure's number at 0 and
+ * 8 of its stack; the block goes to 8.  Everything but at is kept. */
+tblock:
+        SAVEALL
+        REGION  $16, $1
+        ldq     $17, 264($30)
+        bsr     $26, rt_tblock
+        stq     $0, 264($30)
+        RESTOREALL
+        ret     $31, ($28), 1
+
+/* Threads are about to start (a dynamic program loads pthread_create's
+ * address): `bsr at`, at saved by the snippet.  Everything but at is
+ * kept. */
+threads:
+        SAVEALL
+        REGION  $16, $1
+        bsr     $26, rt_threaded
+        RESTOREALL
+        ret     $31, ($28), 1
+
 /* Called by `bsr at, hook` before every system call of the moved code:
  * everything but at is kept.  exit_group and execve write the profile
- * first.  A thread (clone with CLONE_THREAD) makes the counts unusable; a
+ * first.  A thread (clone with CLONE_THREAD) makes the runtime look up
+ * each thread's block from then on, and a thread's exit frees its; a
  * child sharing memory (vfork, CLONE_VM) must not write them.  A forked
  * child (fork, clone without CLONE_VM on the same stack) starts from zero
  * counts: the hook makes that system call itself, clears the child's
@@ -184,6 +209,8 @@ hook:
         stq     $1, 8($30)
         lda     $1, -405($0)
         beq     $1, write
+        lda     $1, -1($0)
+        beq     $1, texit
         lda     $1, -59($0)
         beq     $1, write
         lda     $1, -2($0)
@@ -214,10 +241,21 @@ fork:   stq     $28, 16($30)
 2:      lda     $30, 256($30)
         lda     $28, 4($28)
         ret     $31, ($28), 1
-thread: stq     $2, 16($30)
-        REGION  $2, $1
-        stq     $2, RT_THREADED($2)
-        ldq     $2, 16($30)
+texit:  ldq     $1, 8($30)           /* a thread's exit: its block is free */
+        lda     $30, 256($30)
+        SAVEALL
+        REGION  $16, $1
+        bsr     $26, rt_thread_exit
+        RESTOREALL
+        lda     $30, -256($30)
+        br      $31, back
+thread: ldq     $1, 8($30)
+        lda     $30, 256($30)
+        SAVEALL
+        REGION  $16, $1
+        bsr     $26, rt_threaded
+        RESTOREALL
+        lda     $30, -256($30)
         br      $31, back
 shared: stq     $2, 16($30)
         REGION  $2, $1

@@ -26,10 +26,29 @@ static long sys3(long n, long a, long b, long c)
     return a3 ? -1 : v0;
 }
 
+static long sys6(long n, long a, long b, long c, long d, long e, long f)
+{
+    register long v0 __asm__("$0") = n;
+    register long a0 __asm__("$16") = a;
+    register long a1 __asm__("$17") = b;
+    register long a2 __asm__("$18") = c;
+    register long a3 __asm__("$19") = d;
+    register long a4 __asm__("$20") = e;
+    register long a5 __asm__("$21") = f;
+    __asm__ volatile("callsys"
+                     : "+r"(v0), "+r"(a0), "+r"(a1), "+r"(a2), "+r"(a3), "+r"(a4), "+r"(a5)
+                     :
+                     : "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8", "$22", "$23", "$24", "$25",
+                       "$27", "$28", "memory");
+    return a3 ? -1 : v0;
+}
+
 #define SYS_WRITE 4
 #define SYS_CLOSE 6
 #define SYS_GETXPID 20
 #define SYS_OPEN 45
+#define SYS_MPROTECT 74
+#define SYS_MMAP 71
 #define O_WRONLY 1
 #define O_CREAT 01000
 #define O_EXCL 04000
@@ -106,6 +125,48 @@ static u64 slot_size(char *r)
     return (F(r, RT_MODE) & RT_M_CCT) ? RT_CSLOT : RT_SLOT;
 }
 
+static u64 rpcc(void)
+{
+    u64 c;
+    __asm__ volatile("rpcc %0" : "=r"(c));
+    return c & 0xffffffffu;
+}
+
+u64 rt_tblock(char *r, u64 id);
+
+/* The runtime's lock: threads change the tree (and hashed tables) one at
+ * a time.  The inserted code only reads the tree's links, which are
+ * written after what they point to (mb). */
+static void lock(char *r)
+{
+    u64 *p = (u64 *)(r + RT_LOCK), t, ok;
+    do {
+        __asm__ volatile("ldq_l %0, 0(%2)\n"
+                         "lda %1, 1($31)\n"
+                         "bne %0, 1f\n"
+                         "stq_c %1, 0(%2)\n"
+                         "br 2f\n"
+                         "1: mov $31, %1\n"
+                         "2:\n"
+                         : "=&r"(t), "=&r"(ok) : "r"(p) : "memory");
+    } while (!ok);
+    __asm__ volatile("mb" ::: "memory");
+}
+
+static void unlock(char *r)
+{
+    __asm__ volatile("mb" ::: "memory");
+    F(r, RT_LOCK) = 0;
+}
+
+/* The running thread's unique value (its thread pointer). */
+static u64 rduniq(void)
+{
+    register u64 v0 __asm__("$0");
+    __asm__ volatile("call_pal 0x9e" : "=r"(v0));
+    return v0;
+}
+
 /* At start-up: the shadow stack's first slot is below every frame; with
  * a calling context tree, it and the slack slots below it (reached only
  * by unbalanced pops) are in the root's context, and the root has a
@@ -115,9 +176,8 @@ void rt_start(char *r)
 {
     char *first = (char *)F(r, RT_SSP);
     F(first, RT_S_SP) = ~0ul >> 1;
-    u64 c;
-    __asm__ volatile("rpcc %0" : "=r"(c));
-    F(r, RT_LAST) = c & 0xffffffffu;
+    F(r, RT_TB) = (u64)r;
+    F(r, RT_LAST) = rpcc();
     if (!(F(r, RT_MODE) & RT_M_CCT))
         return;
     char *root = r + F(r, RT_ARENA);
@@ -152,11 +212,27 @@ static char *arena_take(char *r, u64 size)
  * the back edge counted).  Then the activation's slot is pushed.  The
  * snippet's own lookup handles a first record at the site that is the
  * procedure's node; everything else comes here. */
+static char *context(char *r, char *parent, u64 k, u64 id);
+
 void rt_enter(char *r, u64 id, u64 sp)
 {
-    char *slot = (char *)F(r, RT_SSP);
-    char *parent = (char *)F(slot, RT_S_NODE);
-    u64 k = F(slot, RT_S_SITE);
+    char *tb = F(r, RT_TB) ? r : (char *)rt_tblock(r, 0);
+    char *slot = (char *)F(tb, RT_SSP);
+    lock(r);
+    char *to = context(r, (char *)F(slot, RT_S_NODE), F(slot, RT_S_SITE), id);
+    unlock(r);
+    slot += RT_CSLOT;
+    F(slot, RT_S_NODE) = (u64)to;
+    F(slot, RT_S_SITE) = 0;
+    F(slot, RT_S_SP) = sp;
+    F(tb, RT_SSP) = (u64)slot;
+}
+
+/* The context procedure id enters from site k of parent: a child of
+ * parent, made when new, or the ancestor running the same procedure
+ * (recursion, the back edge counted).  Its calls grow. */
+static char *context(char *r, char *parent, u64 k, u64 id)
+{
     if (k >= F(parent, RT_N_NSL))
         k = 0;
     char **head = (char **)(parent + RT_N_CHILD + 8 * k), *to = 0, *rec = *head, **link = head;
@@ -203,15 +279,12 @@ void rt_enter(char *r, u64 id, u64 sp)
         }
         if (rec) {
             F(rec, RT_N_NEXT) = (u64)*head;
+            __asm__ volatile("mb" ::: "memory");
             *head = rec;
         }
     }
     F(to, RT_N_CALLS)++;
-    slot += RT_CSLOT;
-    F(slot, RT_S_NODE) = (u64)to;
-    F(slot, RT_S_SITE) = 0;
-    F(slot, RT_S_SP) = sp;
-    F(r, RT_SSP) = (u64)slot;
+    return to;
 }
 
 /* Walk the tree's records: fn(r, rec, arg) for each, in the order they
@@ -260,6 +333,7 @@ void rt_count(char *r, u64 path, u64 cycles, u64 i)
         return;
     u64 *t = (u64 *)(r + F(pt, RT_P_COUNTS));
     u64 h = path ^ (path >> 13) ^ (path >> 29) ^ (path >> 47);
+    lock(r);
     for (u64 n = 0; n < cap; n++, h++) {
         u64 *e = t + 3 * (h & (cap - 1));
         if (e[0] && e[0] != path + 1)
@@ -267,9 +341,108 @@ void rt_count(char *r, u64 path, u64 cycles, u64 i)
         e[0] = path + 1;
         e[1]++;
         e[2] += cycles;
+        unlock(r);
         return;
     }
     F(r, RT_HLOST)++;
+    unlock(r);
+}
+
+/* Threads are about to start: from now on every thread, this one
+ * included, finds its block in the table by its unique value.  This
+ * thread keeps the region's (its shadow stack goes on). */
+void rt_threaded(char *r)
+{
+    F(r, RT_THREADED) = 1;
+    if (!F(r, RT_TB))
+        return;
+    u64 *t = (u64 *)(r + F(r, RT_TTAB));
+    t[1] = (u64)r;
+    t[0] = rduniq();
+    F(r, RT_NT) = 1;
+    __asm__ volatile("mb" ::: "memory");
+    F(r, RT_TB) = 0;
+}
+
+/* An entry of the table for a new thread: its index, or RT_NTHREADS when
+ * the table is full.  Two threads may claim at once (load-locked, store
+ * conditional). */
+static u64 claim(char *r)
+{
+    u64 *p = (u64 *)(r + RT_NT), n, ok;
+    do {
+        __asm__ volatile("1: ldq_l %0, 0(%2)\n"
+                         "   addq %0, 1, %1\n"
+                         "   stq_c %1, 0(%2)\n"
+                         : "=&r"(n), "=&r"(ok) : "r"(p) : "memory");
+    } while (!ok);
+    return n < RT_NTHREADS ? n : RT_NTHREADS;
+}
+
+/* A new thread's block: mapped, its shadow stack's first slot below
+ * every frame and, with a tree, in the context of the procedure its
+ * first counted code is in (id; 0: the root's), as axp's exact tree
+ * starts a thread's first frame under the root. */
+static char *new_block(char *r, u64 id)
+{
+    u64 slot = slot_size(r), size = 8192 + slot * (RT_SLACK + RT_TSLOTS) + 8192;
+    size = (size + 8191) & ~8191ul;
+    long m = sys6(SYS_MMAP, 0, (long)size, 3 /* PROT_READ|WRITE */, 0x12 /* PRIVATE|ANON */, -1, 0);
+    if (m == -1)
+        return 0;
+    char *b = (char *)m;
+    sys3(SYS_MPROTECT, m + (long)size - 8192, 8192, 0);
+    char *first = b + 8192 + slot * RT_SLACK;
+    F(b, RT_SSP) = (u64)first;
+    F(first, RT_S_SP) = ~0ul >> 1;
+    F(b, RT_LAST) = rpcc();
+    if (F(r, RT_MODE) & RT_M_CCT) {
+        char *root = r + F(r, RT_ARENA);
+        for (u64 k = 1; k <= RT_SLACK; k++)
+            F(first - k * slot, RT_S_NODE) = (u64)root;
+        lock(r);
+        F(first, RT_S_NODE) = (u64)(id ? context(r, root, 0, id) : root);
+        unlock(r);
+    }
+    return b;
+}
+
+/* The running thread's block, made when it has none. */
+u64 rt_tblock(char *r, u64 id)
+{
+    if (F(r, RT_TB))
+        return F(r, RT_TB);
+    u64 u = rduniq();
+    u64 *t = (u64 *)(r + F(r, RT_TTAB));
+    u64 n = *(volatile u64 *)(r + RT_NT);
+    for (u64 i = 0; i < n && i < RT_NTHREADS; i++)
+        if (((volatile u64 *)t)[2 * i] == u)
+            return t[2 * i + 1];
+    u64 i = claim(r);
+    char *b = i < RT_NTHREADS ? new_block(r, id) : 0;
+    if (!b) {           /* no room: it shares the first thread's (said at exit) */
+        F(r, RT_TMANY) = 1;
+        return (u64)r;
+    }
+    t[2 * i + 1] = (u64)b;
+    __asm__ volatile("mb" ::: "memory");
+    t[2 * i] = u;
+    return (u64)b;
+}
+
+/* A thread exits (its last system call, the hook's caller, runs no more
+ * inserted code): its entry is freed, for its unique value may come
+ * back with a new thread, which then gets a new block. */
+void rt_thread_exit(char *r)
+{
+    if (F(r, RT_TB))
+        return;
+    u64 u = rduniq();
+    u64 *t = (u64 *)(r + F(r, RT_TTAB));
+    u64 n = *(volatile u64 *)(r + RT_NT);
+    for (u64 i = 0; i < n && i < RT_NTHREADS; i++)
+        if (t[2 * i] == u && (char *)t[2 * i + 1] != r)
+            t[2 * i] = 0;
 }
 
 /* The value of the variable the region names, or 0. */
@@ -472,7 +645,7 @@ void rt_write(char *r)
     const char *path = env_value(r);
     if (!path || !*path)
         return;
-    if (F(r, RT_THREADED)) {
+    if (F(r, RT_TMANY)) {
         sys3(SYS_WRITE, 2, (long)(r + F(r, RT_MSG)), (long)F(r, RT_MSGLEN));
         return;
     }

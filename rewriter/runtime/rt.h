@@ -43,7 +43,21 @@
 #define RT_HLOST      288  /* path runs a full hashed table could not keep */
 #define RT_LOSTMSG    296  /* offset and length of what to say then */
 #define RT_LOSTLEN    304
-#define RT_HDRSIZE    312
+#define RT_TB         312  /* the running thread's block: the region itself
+                              until a thread starts, then 0 (rt_tblock) */
+#define RT_NT         320  /* threads with a block of their own */
+#define RT_TTAB       328  /* offset of their table: {unique value, block} */
+#define RT_TMANY      336  /* non-zero once a thread found the table full */
+#define RT_MANYMSG    344  /* offset and length of what to say then */
+#define RT_MANYLEN    352
+#define RT_LOCK       360  /* held while the tree or a hashed table changes */
+#define RT_HDRSIZE    368
+
+#define RT_NTHREADS   256  /* entries of the thread table */
+/* A thread's block: its RT_SSP and RT_LAST at the region's offsets, in
+ * the first page; its shadow stack after, its RT_SLACK slack slots
+ * first, a guard page last. */
+#define RT_TSLOTS     (1ul << 16)
 
 #define RT_M_PATHS    1
 #define RT_M_CCT      2
@@ -106,10 +120,12 @@
 #define RT_B_CHILD    12   /* br to the clearing of a forked child's counters */
 #define RT_B_ENTER    16   /* br to the tree's slow entry (a context not seen) */
 #define RT_B_COUNT    20   /* br to the counting of a path in a hashed table */
-#define RT_B_REGION   24   /* region address - blob address */
-#define RT_B_ENTRY    32   /* original entry (moved) - blob address */
-#define RT_B_REGABS   40   /* the region's address, for the inserted code */
-#define RT_B_OFINI    48   /* original DT_FINI (moved) - blob address, or 0 */
-#define RT_B_SIZE     56   /* the words above */
+#define RT_B_TBLOCK   24   /* br to the lookup of the running thread's block */
+#define RT_B_THREAD   28   /* br to the note that threads are about to start */
+#define RT_B_REGION   32   /* region address - blob address */
+#define RT_B_ENTRY    40   /* original entry (moved) - blob address */
+#define RT_B_REGABS   48   /* the region's address, for the inserted code */
+#define RT_B_OFINI    56   /* original DT_FINI (moved) - blob address, or 0 */
+#define RT_B_SIZE     64   /* the words above */
 
 #endif

@@ -9,8 +9,8 @@
 # procedures are not compared, and why).  Both runs get the same clean
 # environment and program names of the same length, so glibc's start-up
 # sees the same strings.  Two static programs are also instrumented under
-# a random layout.  threads (static and dynamic) must run unchanged and say on stderr
-# that it wrote no profile.  Exit 77 when the programs are not built.
+# a random layout.  threads (static and dynamic) is counted per thread.
+# Exit 77 when the programs are not built.
 set -u
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -73,12 +73,6 @@ check() {
     fail "$label: instrumented: status $(cat "$dir/status"), want $want; or stdout differs"
     diff "tests/programs/$name.expected" "$dir/out" | head -5; tail -3 "$dir/err"; return
   fi
-  if [ "$name" = threads ]; then
-    if [ -e "$w/prof" ] || ! grep -q "started a thread" "$dir/err"; then
-      fail "$label: a threaded program must write no profile and say so"; return
-    fi
-    passed=$((passed + 1)); echo "$label: ran unchanged, no profile (threads)"; return
-  fi
   [ -f "$w/prof" ] || { fail "$label: no profile written"; return; }
   if ! "$CPO" paths "$orig" --from "$w/prof" >"$w/report" 2>&1; then
     fail "$label: cpo paths cannot read the profile"; tail -3 "$w/report"; return
@@ -93,6 +87,10 @@ check() {
   # signals waits in sigsuspend for a 20 ms timer, which fires at another
   # point of the slower instrumented run: sigsuspend may find it pending.
   [ "$name" = signals ] && mode=(--skip __sigsuspend)
+  # threads: how often the workers wait for each other (locks, condition
+  # variables, futexes, the token ring in run) depends on the timing,
+  # which instrumentation changes.
+  [ "$name" = threads ] && mode=(--skip-matching 'lock|cond|futex|cleanup|join|cancel|^run$')
   if ! python3 scripts/paths-compare.py "${mode[@]}" "$w/exact" "${profs[@]}" >"$w/cmp" 2>&1; then
     fail "$label: path counts"; head -10 "$w/cmp"; return
   fi

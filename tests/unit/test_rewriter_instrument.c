@@ -41,6 +41,8 @@ static void rig_init(rig *g)
     g->b.code[RT_B_REGABS / 4 + 1] = (uint32_t)(DATA >> 32);
     uint64_t ssp = SLOTS, top = ~0ull >> 1;
     mem_write_force(g->b.p->mm, DATA + RT_SSP, &ssp, 8);
+    uint64_t tb = DATA;             /* one thread: the region is its block */
+    mem_write_force(g->b.p->mm, DATA + RT_TB, &tb, 8);
     mem_write_force(g->b.p->mm, SLOTS + 16, &top, 8);
     g->b.t->r[30] = SP0;
 }
