@@ -492,6 +492,9 @@ bool rw_instr_plan(rw_ctx *cx)
     cx->ins = in;
     in->nopaths = !(cx->opt->instrument & RW_INSTRUMENT_PATHS);
     in->cct = (cx->opt->instrument & RW_INSTRUMENT_CCT) != 0;
+    for (size_t i = 0; i < cx->img->nsymbols; i++)
+        in->threads |= names(cx->img->symbols[i].name, "pthread_create") ||
+                       names(cx->img->symbols[i].name, "thrd_create");
     if (!rw_rt_size())
         return rw_fail(cx, "this build of optimize-image has no runtime to instrument with "
                            "(it needs %s)", "alpha-linux-gnu-gcc at build time");

@@ -60,6 +60,8 @@ enum {
 typedef struct rw_instr {
     bool nopaths;            /* no path counters (--instrument cct) */
     bool cct;                /* a calling context tree */
+    bool threads;            /* the program may start threads: the code looks
+                                up each thread's block */
     rw_snip *snips;          /* sorted by (at, where) */
     size_t nsnips;
     rw_op *ops;

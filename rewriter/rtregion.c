@@ -51,8 +51,9 @@ bool rw_instr_build_region(rw_ctx *cx)
     size_t envname = (size_t)ftell(t);
     fputs("CPO_PROFILE_OUT=", t);
     size_t msg = (size_t)ftell(t);
-    fputs("cpo: more than 256 threads, or no memory for a thread's shadow stack: "
-          "the profile is not kept (docs/instrument.md)\n", t);
+    fputs("cpo: a thread the program was not instrumented for (no pthread_create), more "
+          "than 256 threads, or no memory for a thread's shadow stack: the profile is not "
+          "kept (docs/instrument.md)\n", t);
     size_t errmsg = (size_t)ftell(t);
     fputs("cpo: cannot create the path profile (or its name is over 975 bytes): ", t);
     size_t lostmsg = (size_t)ftell(t);
@@ -115,6 +116,7 @@ bool rw_instr_build_region(rw_ctx *cx)
     in->guard2 = guard2;
     put64(d, RT_NPROCS, in->nip);
     put64(d, RT_TTAB, ttab);
+    put64(d, RT_TCAP, in->threads);
     put64(d, RT_PROCS, procs);
     put64(d, RT_HEAD, strs);
     put64(d, RT_HEADLEN, headlen);

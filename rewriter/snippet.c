@@ -161,10 +161,14 @@ static void base(const rw_instr *in, wbuf *b, unsigned a)
  * cycle count, at RT_SSP and RT_LAST.  Until a thread is started that
  * is the region itself (RT_TB holds its address); after, the runtime
  * finds the block by the thread's unique value (rt_tblock, with id, the
- * procedure of the code asking, for a new thread's first context). */
+ * procedure of the code asking, for a new thread's first context).  A
+ * program that cannot start threads (no pthread_create) has the region
+ * alone. */
 static void tbase(const rw_instr *in, wbuf *b, unsigned a, uint32_t id)
 {
     base(in, b, a);
+    if (!in->threads)
+        return;                 /* only ever one thread: the region */
     put(b, LDQ(a, a, RT_TB));
     uint32_t done = b->n;
     put(b, BNE(a, 0));

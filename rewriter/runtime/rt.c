@@ -350,10 +350,16 @@ void rt_count(char *r, u64 path, u64 cycles, u64 i)
 
 /* Threads are about to start: from now on every thread, this one
  * included, finds its block in the table by its unique value.  This
- * thread keeps the region's (its shadow stack goes on). */
+ * thread keeps the region's (its shadow stack goes on).  A program with
+ * no pthread_create or thrd_create was instrumented without the lookup:
+ * its threads would share one block, and no profile is written. */
 void rt_threaded(char *r)
 {
     F(r, RT_THREADED) = 1;
+    if (!F(r, RT_TCAP)) {   /* a thread the code was not made for: */
+        F(r, RT_TMANY) = 1; /* the threads would share one shadow stack */
+        return;
+    }
     if (!F(r, RT_TB))
         return;
     u64 *t = (u64 *)(r + F(r, RT_TTAB));

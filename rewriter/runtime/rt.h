@@ -51,7 +51,8 @@
 #define RT_MANYMSG    344  /* offset and length of what to say then */
 #define RT_MANYLEN    352
 #define RT_LOCK       360  /* held while the tree or a hashed table changes */
-#define RT_HDRSIZE    368
+#define RT_TCAP       368  /* non-zero: the inserted code looks up threads' blocks */
+#define RT_HDRSIZE    376
 
 #define RT_NTHREADS   256  /* entries of the thread table */
 /* A thread's block: its RT_SSP and RT_LAST at the region's offsets, in
