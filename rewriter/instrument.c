@@ -141,7 +141,7 @@ static bool edge_ops(plan_st *ps, const cfg_paths *pp, const cfg_proc *f, uint32
     if (pe == CFG_NONE)
         return true;
     const cfg_path_edge *x = &pp->edges[pe];
-    bool paths = !ps->in->nopaths;
+    bool paths = !ps->in->nopaths && !ps->in->ip[ip].nopaths;
     if (x->kind == CFG_PATH_EDGE_BACK_OUT) {
         const cfg_path_edge *bi = &pp->edges[pp->back_in[e]];
         return !paths || add_op(ps, RW_OP_BACK, x->inc, bi->inc, ip);
@@ -484,6 +484,18 @@ static int by_place(const void *a, const void *b)
     return (x->where > y->where) - (x->where < y->where);
 }
 
+/* A procedure not counted after all: its snippets from sn0 and sites
+ * from site0 go, but its system-call hooks. */
+static void drop_snips(rw_instr *in, size_t sn0, size_t site0)
+{
+    size_t k = sn0;
+    for (size_t j = sn0; j < in->nsnips; j++)
+        if (in->ops[in->snips[j].first].kind == RW_OP_HOOK)
+            in->snips[k++] = in->snips[j];
+    in->nsnips = k;
+    in->nsites = site0;
+}
+
 bool rw_instr_plan(rw_ctx *cx)
 {
     rw_instr *in = calloc(1, sizeof *in);
@@ -526,36 +538,41 @@ bool rw_instr_plan(rw_ctx *cx)
             in->noins[RW_NOINS_RIGID]++;
             continue;
         }
-        size_t sn0 = in->nsnips, op0 = in->nops, site0 = in->nsites;
+        size_t sn0 = in->nsnips, site0 = in->nsites;
         uint32_t ip = (uint32_t)in->nip;
-        in->ip[ip].proc = (uint32_t)i;
+        in->ip[ip] = (rw_iproc){ .proc = (uint32_t)i };
         int why = plan_paths(&ps, f, ip);
         if (why == RW_NOINS_N)
             return rw_fail(cx, "out of memory");
         if (why >= 0) {
-            /* Keep its system-call hooks, drop the rest. */
-            size_t k = sn0;
-            for (size_t j = sn0; j < in->nsnips; j++)
-                if (in->ops[in->snips[j].first].kind == RW_OP_HOOK)
-                    in->snips[k++] = in->snips[j];
-            in->nsnips = k;
-            in->nsites = site0;
-            (void)op0;
+            drop_snips(in, sn0, site0);
             in->noins[why]++;
             if (cx->opt->log)
-                fprintf(cx->opt->log, "paths not counted: %s 0x%llx: %s\n", f->name,
-                        (unsigned long long)f->start, rw_noins_name((unsigned)why));
-            continue;
+                fprintf(cx->opt->log, "paths not counted: %s 0x%llx: %s%s\n", f->name,
+                        (unsigned long long)f->start, rw_noins_name((unsigned)why),
+                        in->cct && !in->nopaths ? " (its calling contexts are, if they can be)" : "");
+            /* With a tree, its contexts need less: entries, exits and
+             * calls (a procedure missing from the tree would fold
+             * recursion differently from axp's). */
+            in->ip[ip].nopaths = true;
+            if (!in->cct || in->nopaths || (why = plan_paths(&ps, f, ip)) >= 0) {
+                if (why == RW_NOINS_N)
+                    return rw_fail(cx, "out of memory");
+                drop_snips(in, sn0, site0);
+                continue;
+            }
         }
         in->ins_proc[i] = 1;
         in->ip[ip].counts = in->counters;
         /* More paths than a dense table holds: a hashed one, as PP's
          * (seed 004) for large path spaces; only the paths that run take
          * an entry. */
-        in->ip[ip].hcap = in->ip[ip].npaths > MAX_DENSE && !in->nopaths ? HASHED : 0;
+        bool paths = !in->nopaths && !in->ip[ip].nopaths;
+        if (!paths)
+            in->ip[ip].npaths = 0;      /* the writer shows no paths */
+        in->ip[ip].hcap = in->ip[ip].npaths > MAX_DENSE ? HASHED : 0;
         in->hashed += in->ip[ip].hcap != 0;
-        if (!in->nopaths)
-            in->counters += in->ip[ip].hcap ? 24ull * HASHED : 16 * in->ip[ip].npaths;
+        in->counters += in->ip[ip].hcap ? 24ull * HASHED : 16 * in->ip[ip].npaths;
         in->nip++;
     }
     if (!plan_thread_marks(&ps))

@@ -44,6 +44,7 @@ typedef struct rw_iproc {
     uint32_t hcap;           /* 0: a dense counter table; else the entries
                                 of its hashed one */
     bool raises_sp;          /* moves sp above where it entered (instrument.c) */
+    bool nopaths;            /* in the tree only: its paths are not counted */
 } rw_iproc;
 
 /* Why a procedure's paths are not counted. */

@@ -297,8 +297,9 @@ static void charge_node(const rw_instr *in, wbuf *b, unsigned a, unsigned s, uns
 /* An entry with a calling context tree: the caller's node (of the slot
  * below, past those a longjmp left) is charged the cycles up to the
  * call; the callee's context is the first record at the caller's call
- * site when that is the callee's node (seed 004's call-site slots), else
- * the runtime finds or makes it (rt_enter).  The new slot keeps the node
+ * site when that is the callee's node or a back edge to its ancestor
+ * node (seed 004's call-site slots), else the runtime finds or makes it
+ * (rt_enter).  The new slot keeps the node
  * and the stack pointer; the caller's site stays until its call returns
  * (code after the call clears it), so every call an uninstrumented callee
  * makes, and a tail branch, is seen from that site. */
@@ -330,8 +331,18 @@ static void push_cct(const rw_instr *in, wbuf *b, const rw_op *op, unsigned a, u
     put(b, BEQ(s, 0));
     put(b, LDQ(x, s, RT_N_ID));
     addk(b, x, -(int64_t)(op->ip + 1));
+    uint32_t node = b->n;
+    put(b, BEQ(x, 0));
+    /* A back edge to this procedure (its tag is the top bit): counted,
+     * and the context is the ancestor it goes to. */
+    put(b, ADDQ(x, x, x));
     uint32_t slow3 = b->n;
     put(b, BNE(x, 0));
+    put(b, LDQ(x, s, RT_BK_COUNT));
+    put(b, ADDQI(x, 1, x));
+    put(b, STQ(x, s, RT_BK_COUNT));
+    put(b, LDQ(s, s, RT_BK_TO));
+    land(b, node);
     tbase(in, b, x, 0);
     put(b, LDQ(x, x, RT_SSP));
     put(b, LDA(x, x, b->slot));
@@ -361,7 +372,7 @@ static void push_cct(const rw_instr *in, wbuf *b, const rw_op *op, unsigned a, u
     put(b, LDQ(REG_AT, REG_SP, 0));
     put(b, LDA(REG_SP, REG_SP, 32));
     land(b, done);
-    if (!in->nopaths) {
+    if (!in->nopaths && !in->ip[op->ip].nopaths) {
         tbase(in, b, a, 0);
         put(b, LDQ(x, a, RT_SSP));
         loadk(in, b, s, op->k);
@@ -450,7 +461,7 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
         lap(b, a, s, x);
         charge_node(in, b, a, s, x, op->ip + 1);
         put(b, LDQ(x, a, RT_SSP));
-        if (in->nopaths) {
+        if (in->nopaths || ip->nopaths) {
             put(b, LDA(x, x, -b->slot));
             put(b, STQ(x, a, RT_SSP));
             if (op->k2)

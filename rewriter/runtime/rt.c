@@ -139,6 +139,8 @@ u64 rt_tblock(char *r, u64 id);
  * written after what they point to (mb). */
 static void lock(char *r)
 {
+    if (!F(r, RT_TCAP))
+        return;             /* one thread only */
     u64 *p = (u64 *)(r + RT_LOCK), t, ok;
     do {
         __asm__ volatile("ldq_l %0, 0(%2)\n"
@@ -155,6 +157,8 @@ static void lock(char *r)
 
 static void unlock(char *r)
 {
+    if (!F(r, RT_TCAP))
+        return;
     __asm__ volatile("mb" ::: "memory");
     F(r, RT_LOCK) = 0;
 }
