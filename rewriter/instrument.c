@@ -81,16 +81,25 @@ typedef struct plan_st {
     size_t capsn, capops;
 } plan_st;
 
+/* Room for one more of n elements of size bytes in *arr (capacity *cap). */
+static bool room(void *arr, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return true;
+    size_t nc = *cap ? 2 * *cap : 1024;
+    void *t = realloc(*(void **)arr, nc * size);
+    if (!t)
+        return false;
+    *(void **)arr = t;
+    *cap = nc;
+    return true;
+}
+
 static bool add_snip(plan_st *ps, const rw_snip *sn)
 {
     rw_instr *in = ps->in;
-    if (in->nsnips == ps->capsn) {
-        ps->capsn = ps->capsn ? 2 * ps->capsn : 1024;
-        rw_snip *t = realloc(in->snips, ps->capsn * sizeof *t);
-        if (!t)
-            return false;
-        in->snips = t;
-    }
+    if (!room(&in->snips, &ps->capsn, in->nsnips, sizeof *in->snips))
+        return false;
     in->snips[in->nsnips++] = *sn;
     return true;
 }
@@ -98,13 +107,8 @@ static bool add_snip(plan_st *ps, const rw_snip *sn)
 static bool add_op(plan_st *ps, uint8_t kind, int64_t k, int64_t k2, uint32_t ip)
 {
     rw_instr *in = ps->in;
-    if (in->nops == ps->capops) {
-        ps->capops = ps->capops ? 2 * ps->capops : 1024;
-        rw_op *t = realloc(in->ops, ps->capops * sizeof *t);
-        if (!t)
-            return false;
-        in->ops = t;
-    }
+    if (!room(&in->ops, &ps->capops, in->nops, sizeof *in->ops))
+        return false;
     in->ops[in->nops++] = (rw_op){ kind, k, k2, ip };
     return true;
 }
@@ -291,14 +295,8 @@ static int site_snips(plan_st *ps, const cfg_proc *f, const cfg_live *lv, uint32
             alpha_decode(word_at(cx, a), &ci);
             if (alpha_flow_of(&ci) != FLOW_CALL || ci.ra == REG_ZERO)
                 continue;
-            if (in->nsites == in->capsites) {
-                size_t nc = in->capsites ? 2 * in->capsites : 1024;
-                uint64_t *t = realloc(in->sites, nc * sizeof *t);
-                if (!t)
-                    return RW_NOINS_N;
-                in->sites = t;
-                in->capsites = nc;
-            }
+            if (!room(&in->sites, &in->capsites, in->nsites, sizeof *in->sites))
+                return RW_NOINS_N;
             in->sites[in->nsites++] = a;
             uint32_t k = (uint32_t)(in->nsites - in->ip[ip].site0);
             rw_snip sn = { .at = a, .where = RW_SN_BEFORE, .first = (uint32_t)in->nops, .nt = 1 };
@@ -496,6 +494,49 @@ static void drop_snips(rw_instr *in, size_t sn0, size_t site0)
     in->nsites = site0;
 }
 
+/* Procedure i's counting code (it moves freely): its paths and, with a
+ * tree, its contexts; with both, a procedure whose paths cannot be
+ * counted still gets its contexts.  False when out of memory. */
+static bool plan_counting(plan_st *ps, size_t i)
+{
+    rw_ctx *cx = ps->cx;
+    rw_instr *in = ps->in;
+    const cfg_proc *f = &cx->prog->procs[i];
+    size_t sn0 = in->nsnips, site0 = in->nsites;
+    uint32_t ip = (uint32_t)in->nip;
+    in->ip[ip] = (rw_iproc){ .proc = (uint32_t)i };
+    int why = plan_paths(ps, f, ip);
+    if (why == RW_NOINS_N)
+        return false;
+    if (why >= 0) {
+        drop_snips(in, sn0, site0);
+        in->noins[why]++;
+        if (cx->opt->log)
+            fprintf(cx->opt->log, "paths not counted: %s 0x%llx: %s%s\n", f->name,
+                    (unsigned long long)f->start, rw_noins_name((unsigned)why),
+                    in->cct && !in->nopaths ? " (its calling contexts are, if they can be)" : "");
+        /* With a tree, its contexts need less: entries, exits and calls
+         * (a procedure missing from the tree would fold recursion
+         * differently from axp's). */
+        in->ip[ip].nopaths = true;
+        if (!in->cct || in->nopaths || (why = plan_paths(ps, f, ip)) >= 0) {
+            drop_snips(in, sn0, site0);
+            return why != RW_NOINS_N;
+        }
+    }
+    in->ins_proc[i] = 1;
+    in->ip[ip].counts = in->counters;
+    /* More paths than a dense table holds: a hashed one, as PP's (seed
+     * 004) for large path spaces; only the paths that run take an entry. */
+    if (in->nopaths || in->ip[ip].nopaths)
+        in->ip[ip].npaths = 0;      /* the writer shows no paths */
+    in->ip[ip].hcap = in->ip[ip].npaths > MAX_DENSE ? HASHED : 0;
+    in->hashed += in->ip[ip].hcap != 0;
+    in->counters += in->ip[ip].hcap ? 24ull * HASHED : 16 * in->ip[ip].npaths;
+    in->nip++;
+    return true;
+}
+
 bool rw_instr_plan(rw_ctx *cx)
 {
     rw_instr *in = calloc(1, sizeof *in);
@@ -538,53 +579,32 @@ bool rw_instr_plan(rw_ctx *cx)
             in->noins[RW_NOINS_RIGID]++;
             continue;
         }
-        size_t sn0 = in->nsnips, site0 = in->nsites;
-        uint32_t ip = (uint32_t)in->nip;
-        in->ip[ip] = (rw_iproc){ .proc = (uint32_t)i };
-        int why = plan_paths(&ps, f, ip);
-        if (why == RW_NOINS_N)
+        if (!plan_counting(&ps, i))
             return rw_fail(cx, "out of memory");
-        if (why >= 0) {
-            drop_snips(in, sn0, site0);
-            in->noins[why]++;
-            if (cx->opt->log)
-                fprintf(cx->opt->log, "paths not counted: %s 0x%llx: %s%s\n", f->name,
-                        (unsigned long long)f->start, rw_noins_name((unsigned)why),
-                        in->cct && !in->nopaths ? " (its calling contexts are, if they can be)" : "");
-            /* With a tree, its contexts need less: entries, exits and
-             * calls (a procedure missing from the tree would fold
-             * recursion differently from axp's). */
-            in->ip[ip].nopaths = true;
-            if (!in->cct || in->nopaths || (why = plan_paths(&ps, f, ip)) >= 0) {
-                if (why == RW_NOINS_N)
-                    return rw_fail(cx, "out of memory");
-                drop_snips(in, sn0, site0);
-                continue;
-            }
-        }
-        in->ins_proc[i] = 1;
-        in->ip[ip].counts = in->counters;
-        /* More paths than a dense table holds: a hashed one, as PP's
-         * (seed 004) for large path spaces; only the paths that run take
-         * an entry. */
-        bool paths = !in->nopaths && !in->ip[ip].nopaths;
-        if (!paths)
-            in->ip[ip].npaths = 0;      /* the writer shows no paths */
-        in->ip[ip].hcap = in->ip[ip].npaths > MAX_DENSE ? HASHED : 0;
-        in->hashed += in->ip[ip].hcap != 0;
-        in->counters += in->ip[ip].hcap ? 24ull * HASHED : 16 * in->ip[ip].npaths;
-        in->nip++;
     }
     if (!plan_thread_marks(&ps))
         return rw_fail(cx, "out of memory");
     if (!plan_pool(in))
         return rw_fail(cx, "out of memory");
     qsort(in->snips, in->nsnips, sizeof *in->snips, by_place);
-    for (size_t j = 0; j < in->nsnips; j++) {
-        uint32_t cond = 0;
-        if (in->snips[j].split)
-            cfg_word(prog, in->snips[j].at, &cond);
-        in->snips[j].nwords = rw_snip_words(in, &in->snips[j], cond, 0, NULL);
+    /* Branches reach 4 MB: beyond 3 MB of code and inserted words (and
+     * the layout's alignment and added branches), the inserted code calls
+     * the runtime through a register. */
+    uint64_t text = 0;
+    for (size_t i = 0; i < prog->nprocs; i++)
+        text += prog->procs[i].end - prog->procs[i].start;
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t words = 0;
+        for (size_t j = 0; j < in->nsnips; j++) {
+            uint32_t cond = 0;
+            if (in->snips[j].split)
+                cfg_word(prog, in->snips[j].at, &cond);
+            in->snips[j].nwords = rw_snip_words(in, &in->snips[j], cond, 0, NULL);
+            words += in->snips[j].nwords;
+        }
+        if (in->far || text + 4 * words + rw_rt_size() < (3u << 20))
+            break;
+        in->far = true;
     }
     in->blob_size = (rw_rt_size() + 31) & ~(uint64_t)31;
     if (!rw_instr_build_region(cx))

@@ -63,6 +63,8 @@ typedef struct rw_instr {
     bool cct;                /* a calling context tree */
     bool threads;            /* the program may start threads: the code looks
                                 up each thread's block */
+    bool far;                /* the new code may outgrow a branch's reach:
+                                the runtime is called through a register */
     rw_snip *snips;          /* sorted by (at, where) */
     size_t nsnips;
     rw_op *ops;

@@ -35,6 +35,7 @@ static uint32_t bra(unsigned op, unsigned ra, int64_t words)
 #define ADDQI(a, l, c) (0x10u << 26 | (a) << 21 | (l) << 13 | 1u << 12 | 0x20u << 5 | (c))
 #define BR(ra, w)       bra(0x30, ra, w)
 #define BSR(ra, w)      bra(0x34, ra, w)
+#define JSR(ra, rb)     (0x1au << 26 | (ra) << 21 | (rb) << 16 | 1u << 14)
 #define BEQ(ra, w)      bra(0x39, ra, w)
 #define BNE(ra, w)      bra(0x3d, ra, w)
 #define BLT(ra, w)      bra(0x3a, ra, w)
@@ -58,6 +59,13 @@ static void put(wbuf *b, uint32_t word)
     b->n++;
 }
 
+/* d split for ldah/lda: hi * 65536 + lo == d, lo signed 16 bits. */
+static void split16(int64_t d, int64_t *hi, int64_t *lo)
+{
+    *lo = (int16_t)(d & 0xffff);
+    *hi = (d - *lo) >> 16;
+}
+
 /* The branch put at word `at` goes to the next word put. */
 static void land(wbuf *b, uint32_t at)
 {
@@ -65,18 +73,29 @@ static void land(wbuf *b, uint32_t at)
         b->w[at] = (b->w[at] & ~0x1fffffu) | ((b->n - at - 1) & 0x1fffff);
 }
 
-/* A bsr at, to the blob's entry point `entry`. */
+/* A call of the blob's entry point `entry`, the return address in at:
+ * `bsr at`, or, when the new code may be larger than a branch reaches
+ * (4 MB), at = the entry's address, PC-relative, and `jsr at, (at)`. */
 static void call_blob(const rw_instr *in, wbuf *b, uint64_t entry)
 {
-    put(b, BSR(REG_AT, (int64_t)(in->blob_addr + entry - (b->pc + 4ull * (b->n + 1))) / 4));
+    uint64_t here = b->pc + 4ull * (b->n + 1);
+    if (!in->far) {
+        put(b, BSR(REG_AT, (int64_t)(in->blob_addr + entry - here) / 4));
+        return;
+    }
+    int64_t hi, lo;
+    split16((int64_t)(in->blob_addr + entry - here), &hi, &lo);
+    put(b, BR(REG_AT, 0));
+    put(b, LDAH(REG_AT, REG_AT, hi));
+    put(b, LDA(REG_AT, REG_AT, lo));
+    put(b, JSR(REG_AT, REG_AT));
 }
 
-/* d split for ldah/lda: hi * 65536 + lo == d, lo signed 16 bits. */
-static void split16(int64_t d, int64_t *hi, int64_t *lo)
+static uint32_t call_blob_words(const rw_instr *in)
 {
-    *lo = (int16_t)(d & 0xffff);
-    *hi = (d - *lo) >> 16;
+    return in->far ? 4 : 1;
 }
+
 
 /* r = r + k, always two words. */
 static void addk(wbuf *b, unsigned r, int64_t k)
@@ -381,6 +400,80 @@ static void push_cct(const rw_instr *in, wbuf *b, const rw_op *op, unsigned a, u
     }
 }
 
+/* A path's end (an edge to the exit): counted, its activation popped. */
+static void end_words(const rw_instr *in, wbuf *b, const rw_op *op, unsigned a, unsigned s, unsigned x)
+{
+    const rw_iproc *ip = &in->ip[op->ip];
+    tbase(in, b, a, op->ip + 1);
+    top(in, b, a, s, x, op->ip + 1);
+    /* An activation returning has the stack pointer it entered with.
+     * When the slot on top has another, this activation's own was
+     * left behind: a longjmp is leaving it (through a ret), and the
+     * slot is the one it lands in, not this one's to pop.  (A tail
+     * branch may leave with a frame still on the stack.) */
+    uint32_t skip = UINT32_MAX;
+    if (op->k2) {
+        put(b, LDQ(s, x, RT_S_SP));
+        put(b, LDA(s, s, -b->bias));
+        put(b, CMPEQ(s, REG_SP, s));
+        skip = b->n;
+        put(b, BEQ(s, 0));
+    }
+    lap(b, a, s, x);
+    charge_node(in, b, a, s, x, op->ip + 1);
+    put(b, LDQ(x, a, RT_SSP));
+    if (in->nopaths || ip->nopaths) {
+        put(b, LDA(x, x, -b->slot));
+        put(b, STQ(x, a, RT_SSP));
+        if (op->k2)
+            land(b, skip);
+        return;
+    }
+    put(b, LDQ(a, x, 8));
+    put(b, ADDQ(a, s, s));
+    put(b, LDA(x, x, -b->slot));
+    tbase(in, b, a, op->ip + 1);
+    put(b, STQ(x, a, RT_SSP));
+    put(b, LDQ(x, x, b->slot));
+    addk_t(in, b, x, a, op->k);
+    count(in, b, ip, a, s, x);
+    if (op->k2)
+        land(b, skip);
+}
+
+/* A back edge: the path ending there counted, the next one started. */
+static void back_words(const rw_instr *in, wbuf *b, const rw_op *op, unsigned a, unsigned s, unsigned x)
+{
+    const rw_iproc *ip = &in->ip[op->ip];
+    tbase(in, b, a, op->ip + 1);
+    top(in, b, a, s, x, op->ip + 1);
+    lap(b, a, s, x);
+    charge_node(in, b, a, s, x, op->ip + 1);
+    put(b, LDQ(x, a, RT_SSP));
+    put(b, LDQ(a, x, 8));
+    put(b, ADDQ(a, s, s));
+    put(b, STQ(REG_ZERO, x, 8));
+    put(b, LDQ(a, x, 0));
+    if (fits32(op->k)) {
+        addk(b, a, op->k);
+    } else {            /* s, the cycles, waits in the slot */
+        put(b, STQ(s, x, 8));
+        loadk(in, b, s, op->k);
+        put(b, ADDQ(a, s, a));
+        put(b, LDQ(s, x, 8));
+    }
+    /* The slot becomes the next path's: sum k2, no cycles yet; the
+     * ended path's number and cycles go through it to registers. */
+    put(b, STQ(a, x, 0));
+    put(b, STQ(s, x, 8));
+    put(b, LDQ(s, x, 0));
+    loadk(in, b, a, op->k2);
+    put(b, STQ(a, x, 0));
+    put(b, LDQ(a, x, 8));
+    put(b, STQ(REG_ZERO, x, 8));
+    count(in, b, ip, x, a, s);
+}
+
 /* The ops, with registers a, s, x.  A slot is {sum, cycles so far}: an
  * entry charges the caller's path with the cycles up to the call, a
  * path's end adds the cycles since the last start or stop to its own.
@@ -388,13 +481,12 @@ static void push_cct(const rw_instr *in, wbuf *b, const rw_op *op, unsigned a, u
 static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t *reg)
 {
     unsigned a = reg[0], s = reg[1], x = reg[2];
-    const rw_iproc *ip = op->kind == RW_OP_END || op->kind == RW_OP_BACK ? &in->ip[op->ip] : NULL;
     switch (op->kind) {
     case RW_OP_HOOK:
         call_blob(in, b, RT_B_HOOK);
         break;
     case RW_OP_CHILD:       /* in the child (fork returned 0) */
-        put(b, BNE(REG_V0, 1));
+        put(b, BNE(REG_V0, call_blob_words(in)));
         call_blob(in, b, RT_B_CHILD);
         break;
     case RW_OP_THREAD:      /* threads are about to start (rt_threaded) */
@@ -442,72 +534,11 @@ static void op_words(const rw_instr *in, wbuf *b, const rw_op *op, const uint8_t
         addk_t(in, b, x, a, op->k);
         put(b, STQ(x, s, 0));
         break;
-    case RW_OP_END: {
-        tbase(in, b, a, op->ip + 1);
-        top(in, b, a, s, x, op->ip + 1);
-        /* An activation returning has the stack pointer it entered with.
-         * When the slot on top has another, this activation's own was
-         * left behind: a longjmp is leaving it (through a ret), and the
-         * slot is the one it lands in, not this one's to pop.  (A tail
-         * branch may leave with a frame still on the stack.) */
-        uint32_t skip = UINT32_MAX;
-        if (op->k2) {
-            put(b, LDQ(s, x, RT_S_SP));
-            put(b, LDA(s, s, -b->bias));
-            put(b, CMPEQ(s, REG_SP, s));
-            skip = b->n;
-            put(b, BEQ(s, 0));
-        }
-        lap(b, a, s, x);
-        charge_node(in, b, a, s, x, op->ip + 1);
-        put(b, LDQ(x, a, RT_SSP));
-        if (in->nopaths || ip->nopaths) {
-            put(b, LDA(x, x, -b->slot));
-            put(b, STQ(x, a, RT_SSP));
-            if (op->k2)
-                land(b, skip);
-            break;
-        }
-        put(b, LDQ(a, x, 8));
-        put(b, ADDQ(a, s, s));
-        put(b, LDA(x, x, -b->slot));
-        tbase(in, b, a, op->ip + 1);
-        put(b, STQ(x, a, RT_SSP));
-        put(b, LDQ(x, x, b->slot));
-        addk_t(in, b, x, a, op->k);
-        count(in, b, ip, a, s, x);
-        if (op->k2)
-            land(b, skip);
+    case RW_OP_END:
+        end_words(in, b, op, a, s, x);
         break;
-    }
     case RW_OP_BACK:
-        tbase(in, b, a, op->ip + 1);
-        top(in, b, a, s, x, op->ip + 1);
-        lap(b, a, s, x);
-        charge_node(in, b, a, s, x, op->ip + 1);
-        put(b, LDQ(x, a, RT_SSP));
-        put(b, LDQ(a, x, 8));
-        put(b, ADDQ(a, s, s));
-        put(b, STQ(REG_ZERO, x, 8));
-        put(b, LDQ(a, x, 0));
-        if (fits32(op->k)) {
-            addk(b, a, op->k);
-        } else {            /* s, the cycles, waits in the slot */
-            put(b, STQ(s, x, 8));
-            loadk(in, b, s, op->k);
-            put(b, ADDQ(a, s, a));
-            put(b, LDQ(s, x, 8));
-        }
-        /* The slot becomes the next path's: sum k2, no cycles yet; the
-         * ended path's number and cycles go through it to registers. */
-        put(b, STQ(a, x, 0));
-        put(b, STQ(s, x, 8));
-        put(b, LDQ(s, x, 0));
-        loadk(in, b, a, op->k2);
-        put(b, STQ(a, x, 0));
-        put(b, LDQ(a, x, 8));
-        put(b, STQ(REG_ZERO, x, 8));
-        count(in, b, ip, x, a, s);
+        back_words(in, b, op, a, s, x);
         break;
     }
 }

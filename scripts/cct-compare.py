@@ -21,8 +21,9 @@ expression finds (a test says why: how often threads wait for each
 other depends on the timing, which instrumentation changes).  Prints one
 line per difference and a summary; exit 1 on any difference, 2 when a
 file is not a tree."""
-import re
 import sys
+
+import compare_opts
 
 
 def load(path):
@@ -71,42 +72,25 @@ def contexts(t, keep):
 
 
 def main():
-    args = sys.argv[1:]
-    at_most = False
-    skip = set()
-    matching = []
-    while args and args[0].startswith("--"):
-        if args[0] == "--at-most":
-            at_most = True
-            args = args[1:]
-        elif args[0] == "--skip" and len(args) > 1:
-            skip.add(args[1])
-            args = args[2:]
-        elif args[0] == "--skip-matching" and len(args) > 1:
-            matching.append(re.compile(args[1]))
-            args = args[2:]
-        else:
-            print(__doc__)
-            return 2
-    if len(args) < 2:
+    o = compare_opts.parse(sys.argv[1:])
+    if not o:
         print(__doc__)
         return 2
-    exact = load(args[0])
-    trees = [load(p) for p in args[1:]]
+    at_most = o.at_most
+    exact = load(o.exact)
+    trees = [load(p) for p in o.files]
     ids = {b for t in trees for b in t["images"].values()}
     counted = {n[1] for t in trees for k, n in t["nodes"].items() if k}
     got, gback = {}, {}
     for t in trees:
-        o, b = contexts(t, lambda p: True)
-        for k, v in o.items():
+        c, b = contexts(t, lambda p: True)
+        for k, v in c.items():
             got.setdefault(k, [0, v[1]])[0] += v[0]
         for k, v in b.items():
             gback[k] = gback.get(k, 0) + v
     want, wback = contexts(exact, lambda p: p[0] in ids and p in counted)
     names = {n[1]: n[3] for t in trees + [exact] for i, n in t["nodes"].items() if i}
-    def left_out(name):
-        return name in skip or any(m.search(name or "") for m in matching)
-    left = {k for k in set(got) | set(want) if any(left_out(names.get(p)) for p, _ in k)}
+    left = {k for k in set(got) | set(want) if any(o.left_out(names.get(p)) for p, _ in k)}
     bad = 0
     for k in sorted((set(got) | set(want)) - left):
         g, w = got.get(k, [0, None])[0], want.get(k, [0, None])[0]

@@ -17,8 +17,9 @@ binary may count fewer (never more, never other
 paths): for programs with a process killed by a signal, which writes no
 profile.  Prints one line per difference and a summary; exit 1 on any
 difference, 2 when a file is not a path profile."""
-import re
 import sys
+
+import compare_opts
 
 HEADERS = {"__libc_setup_tls", "_dlfo_process_initial", "_dlfo_sort_mappings.part.0", "_dl_non_dynamic_init"}
 
@@ -44,29 +45,14 @@ def load(path):
 
 
 def main():
-    args = sys.argv[1:]
-    at_most = False
-    skip = set()
-    matching = []
-    while args and args[0].startswith("--"):
-        if args[0] == "--at-most":
-            at_most = True
-            args = args[1:]
-        elif args[0] == "--skip" and len(args) > 1:
-            skip.add(args[1])
-            args = args[2:]
-        elif args[0] == "--skip-matching" and len(args) > 1:
-            matching.append(re.compile(args[1]))
-            args = args[2:]
-        else:
-            print(__doc__)
-            return 2
-    if len(args) < 2:
+    o = compare_opts.parse(sys.argv[1:])
+    if not o:
         print(__doc__)
         return 2
-    exact = load(args[0])
+    at_most = o.at_most
+    exact = load(o.exact)
     got = {}
-    for path in args[1:]:
+    for path in o.files:
         for addr, p in load(path).items():
             d = got.setdefault(addr, {"name": p["name"], "paths": {}})
             for k, v in p["paths"].items():
@@ -74,8 +60,7 @@ def main():
     same = differ = skipped = 0
     for addr, p in sorted(got.items()):
         e = exact.get(addr, {"paths": {}, "partial": 0})
-        if (e["partial"] or p["name"] in HEADERS or p["name"] in skip
-                or any(m.search(p["name"]) for m in matching)):
+        if e["partial"] or p["name"] in HEADERS or o.left_out(p["name"]):
             skipped += 1
             continue
         if e["paths"] == p["paths"]:

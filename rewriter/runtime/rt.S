@@ -87,6 +87,29 @@ rt_blob:
         lda     $30, 256($30)
 .endm
 
+/* C function fn(region, a, b, c), every register kept but at: a, b, c
+ * are the words at 8, 16 and 24 of the stack the caller came with (the
+ * snippets' arguments); fn's result is in v0 until RESTOREALL. */
+.macro CALLC fn
+        SAVEALL
+        REGION  $16, $1
+        ldq     $17, 264($30)
+        ldq     $18, 272($30)
+        ldq     $19, 280($30)
+        bsr     $26, \fn
+.endm
+
+/* In the hook (its 256 bytes below sp, $1 saved there): C function fn,
+ * then on to the system call. */
+.macro HOOKC fn
+        ldq     $1, 8($30)
+        lda     $30, 256($30)
+        CALLC   \fn
+        RESTOREALL
+        lda     $30, -256($30)
+        br      $31, back
+.endm
+
 /* The kernel (or ld.so) enters here with sp -> argc, argv..., 0, envp...
  * and v0 holding ld.so's finaliser.  Note the environment and the pid,
  * make the pages around the shadow stack inaccessible, go on to _start. */
@@ -141,9 +164,7 @@ fini:
  * (`bsr at`) in the child, which starts from zero counts.  Everything but
  * at is kept. */
 child:
-        SAVEALL
-        REGION  $16, $1
-        bsr     $26, rt_child
+        CALLC   rt_child
         RESTOREALL
         ret     $31, ($28), 1
 
@@ -152,11 +173,7 @@ child:
  * procedure's number and the program's stack pointer at 0, 8 and 16 of
  * its stack.  Everything but at is kept. */
 enter:
-        SAVEALL
-        REGION  $16, $1
-        ldq     $17, 264($30)
-        ldq     $18, 272($30)
-        bsr     $26, rt_enter
+        CALLC   rt_enter
         RESTOREALL
         ret     $31, ($28), 1
 
@@ -165,12 +182,7 @@ enter:
  * procedure's number at 0, 8, 16 and 24 of its stack.  Everything but at
  * is kept. */
 count:
-        SAVEALL
-        REGION  $16, $1
-        ldq     $17, 264($30)
-        ldq     $18, 272($30)
-        ldq     $19, 280($30)
-        bsr     $26, rt_count
+        CALLC   rt_count
         RESTOREALL
         ret     $31, ($28), 1
 
@@ -178,10 +190,7 @@ count:
  * with `bsr at` after storing its at and its procedure's number at 0 and
  * 8 of its stack; the block goes to 8.  Everything but at is kept. */
 tblock:
-        SAVEALL
-        REGION  $16, $1
-        ldq     $17, 264($30)
-        bsr     $26, rt_tblock
+        CALLC   rt_tblock
         stq     $0, 264($30)
         RESTOREALL
         ret     $31, ($28), 1
@@ -190,9 +199,7 @@ tblock:
  * address): `bsr at`, at saved by the snippet.  Everything but at is
  * kept. */
 threads:
-        SAVEALL
-        REGION  $16, $1
-        bsr     $26, rt_threaded
+        CALLC   rt_threaded
         RESTOREALL
         ret     $31, ($28), 1
 
@@ -233,42 +240,19 @@ fork:   stq     $28, 16($30)
         ldq     $28, 16($30)
         bne     $19, 2f                 /* failed */
         bne     $0, 2f                  /* the parent */
-        SAVEALL
-        REGION  $16, $1
-        bsr     $26, rt_child
+        CALLC   rt_child
         RESTOREALL
         mov     $31, $0
 2:      lda     $30, 256($30)
         lda     $28, 4($28)
         ret     $31, ($28), 1
-texit:  ldq     $1, 8($30)           /* a thread's exit: its block is free */
-        lda     $30, 256($30)
-        SAVEALL
-        REGION  $16, $1
-        bsr     $26, rt_thread_exit
-        RESTOREALL
-        lda     $30, -256($30)
-        br      $31, back
-thread: ldq     $1, 8($30)
-        lda     $30, 256($30)
-        SAVEALL
-        REGION  $16, $1
-        bsr     $26, rt_threaded
-        RESTOREALL
-        lda     $30, -256($30)
-        br      $31, back
+texit:  HOOKC   rt_thread_exit
+thread: HOOKC   rt_threaded
 shared: stq     $2, 16($30)
         REGION  $2, $1
         stq     $2, RT_VFORK($2)
         ldq     $2, 16($30)
         br      $31, back
-write:  ldq     $1, 8($30)
-        lda     $30, 256($30)
-        SAVEALL
-        REGION  $16, $1
-        bsr     $26, rt_write
-        RESTOREALL
-        lda     $30, -256($30)
-        br      $31, back
+write:  HOOKC   rt_write
 
         .section .note.GNU-stack,"",@progbits
