@@ -96,7 +96,7 @@ typedef struct rw_instr {
 /* Bytes of a shadow-stack slot (rewriter/runtime/rt.h). */
 static inline unsigned rw_slot_size(const rw_instr *in)
 {
-    return in->cct ? 64 : 32;
+    return in->cct ? 48 : 32;
 }
 
 #endif

@@ -14,9 +14,10 @@
 #include "rewriter/rtblob.h"
 #include "rewriter/runtime/rt.h"
 
-#define SS_SLOTS (1u << 19)      /* shadow stack: activations */
+#define SS_SLOTS (1u << 19)      /* shadow stack: activations (paths alone) */
+#define SS_CSLOTS (1u << 18)     /* with a tree, whose slots are larger */
 #define PAGE 8192u
-#define ARENA (32ull << 20)      /* the calling context tree's nodes */
+#define ARENA (1ull << 20)       /* the tree's nodes, until the runtime maps more */
 
 static void put64(uint8_t *d, size_t off, uint64_t v)
 {
@@ -66,8 +67,8 @@ static void region_texts(FILE *t, const image *img, size_t pos[TX_N + 1])
         case TX_CHEAD: fputs("cpo-cct 1\nmetrics calls cycles\nimage 0 ", t); image_line(t, img); break;
         case TX_CTAIL: fputs("end\n", t); break;
         case TX_CUT:
-            fputs("cpo: the calling context tree outgrew its arena: calls in new contexts were "
-                  "charged to their callers (docs/instrument.md)\n", t);
+            fputs("cpo: no memory for more of the calling context tree: calls in new contexts "
+                  "were charged to their callers (docs/instrument.md)\n", t);
             break;
         }
     }
@@ -139,7 +140,8 @@ bool rw_instr_build_region(rw_ctx *cx)
     uint8_t *d = ok ? calloc(1, fsz) : NULL;
     if (d) {
         uint64_t slot = rw_slot_size(in);
-        uint64_t guard1 = fsz, stack = guard1 + PAGE, guard2 = stack + slot * SS_SLOTS;
+        uint64_t guard1 = fsz, stack = guard1 + PAGE;
+        uint64_t guard2 = stack + slot * (in->cct ? SS_CSLOTS : SS_SLOTS);
         uint64_t counters = guard2 + PAGE;
         uint64_t arena = (counters + in->counters + 63) & ~(uint64_t)63;
         in->ss_first = stack + slot * RT_SLACK;
@@ -149,7 +151,7 @@ bool rw_instr_build_region(rw_ctx *cx)
         put64(d, RT_MODE, (in->nopaths ? 0 : RT_M_PATHS) | (in->cct ? RT_M_CCT : 0));
         put64(d, RT_ARENA, arena);
         put64(d, RT_AFREE, arena);
-        put64(d, RT_AEND, in->cct ? arena + ARENA : arena);
+        put64(d, RT_AEND, in->cct ? arena + ARENA - RT_LINK_SIZE : arena);
         for (int k = 0; k < TX_N; k++)
             if (tx_field[k][0]) {
                 put64(d, tx_field[k][0], strs + pos[k]);

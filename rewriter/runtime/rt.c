@@ -197,12 +197,26 @@ void rt_start(char *r)
         F(first - k * RT_CSLOT, RT_S_NODE) = (u64)root;
 }
 
-/* A new record of size bytes in the arena, or 0 when it is full. */
+/* A new record of size bytes in the arena, or 0 when no memory is left.
+ * The arena starts in the region and grows by mapped chunks; the end of
+ * each keeps room for a link record to the next (RT_AEND is short of the
+ * chunk's end by that much).  Offsets from the region wrap around where a
+ * chunk lies below it. */
 static char *arena_take(char *r, u64 size)
 {
     if (F(r, RT_AFREE) + size > F(r, RT_AEND)) {
-        F(r, RT_CUT) = 1;
-        return 0;
+        u64 len = size + RT_LINK_SIZE > RT_CHUNK ? size + RT_LINK_SIZE : RT_CHUNK;
+        len = (len + 8191) & ~8191ul;
+        long m = sys6(SYS_MMAP, 0, (long)len, 3 /* PROT_READ|WRITE */, 0x12 /* PRIVATE|ANON */, -1, 0);
+        if (m == -1) {
+            F(r, RT_CUT) = 1;
+            return 0;
+        }
+        char *link = r + F(r, RT_AFREE);
+        F(link, RT_N_ID) = RT_LINK_TAG;
+        F(link, RT_N_PARENT) = (u64)m;
+        F(r, RT_AFREE) = (u64)m - (u64)r;
+        F(r, RT_AEND) = F(r, RT_AFREE) + len - RT_LINK_SIZE;
     }
     char *p = r + F(r, RT_AFREE);
     F(r, RT_AFREE) += size;
@@ -291,14 +305,19 @@ static char *context(char *r, char *parent, u64 k, u64 id)
     return to;
 }
 
-/* Walk the tree's records: fn(r, rec, arg) for each, in the order they
- * were made (a parent before its children). */
+/* The record after rec in the order they were made (a parent before its
+ * children), past links to the arena's next chunk; the walk ends at
+ * r + RT_AFREE. */
 static char *arena_next(char *r, char *rec)
 {
     (void)r;
     if (F(rec, RT_N_ID) >> 63)
-        return rec + RT_BACK_SIZE;
-    return rec + RT_N_CHILD + 8 * F(rec, RT_N_NSL);
+        rec += RT_BACK_SIZE;
+    else
+        rec += RT_N_CHILD + 8 * F(rec, RT_N_NSL);
+    while (rec != r + F(r, RT_AFREE) && F(rec, RT_N_ID) == RT_LINK_TAG)
+        rec = (char *)F(rec, RT_N_PARENT);
+    return rec;
 }
 
 /* The tree's counts to zero; its shape stays. */
@@ -306,7 +325,7 @@ static void cct_clear(char *r)
 {
     if (!(F(r, RT_MODE) & RT_M_CCT))
         return;
-    for (char *rec = r + F(r, RT_ARENA); rec < r + F(r, RT_AFREE); rec = arena_next(r, rec)) {
+    for (char *rec = r + F(r, RT_ARENA); rec != r + F(r, RT_AFREE); rec = arena_next(r, rec)) {
         F(rec, RT_N_CALLS) = 0;     /* a back edge's count is the same word */
         if (!(F(rec, RT_N_ID) >> 63))
             F(rec, RT_N_CYCLES) = 0;
@@ -603,7 +622,7 @@ static void write_cct(char *r, out *o)
 {
     put(o, r + F(r, RT_CHEAD), F(r, RT_CHEADLEN));
     char *root = r + F(r, RT_ARENA), *end = r + F(r, RT_AFREE);
-    for (char *n = arena_next(r, root); n < end; n = arena_next(r, n)) {
+    for (char *n = arena_next(r, root); n != end; n = arena_next(r, n)) {
         if (F(n, RT_N_ID) >> 63)
             continue;
         char *p = (char *)F(n, RT_N_PARENT);
@@ -631,7 +650,7 @@ static void write_cct(char *r, out *o)
     put_ch(o, ' ');
     put_u64(o, F(root, RT_N_CYCLES));
     put_ch(o, '\n');
-    for (char *b = root; b < end; b = arena_next(r, b)) {
+    for (char *b = root; b != end; b = arena_next(r, b)) {
         if (!(F(b, RT_N_ID) >> 63))
             continue;
         char *from = (char *)F(b, RT_BK_FROM);

@@ -68,7 +68,7 @@
  * tree also the activation's node and the call site it is calling from
  * now (an index into its procedure's sites, 0 when not in a call). */
 #define RT_SLOT       32
-#define RT_CSLOT      64
+#define RT_CSLOT      48
 #define RT_SLACK      1024 /* slots below the first, for unbalanced pops */
 #define RT_S_SUM      0
 #define RT_S_CYCLES   8
@@ -113,6 +113,11 @@
 #define RT_BK_FROM    8
 #define RT_BK_COUNT   24
 #define RT_BK_TO      32
+/* A link from the end of one chunk of the arena to the next: {tag, next
+ * chunk}.  Chunks after the region's are mapped, RT_CHUNK bytes or more. */
+#define RT_LINK_TAG   (1ul << 62)
+#define RT_LINK_SIZE  16
+#define RT_CHUNK      (4ul << 20)
 
 /* Blob layout: entry points and the words the rewriter patches. */
 #define RT_B_START    0    /* br to the start-up code (the new e_entry) */
