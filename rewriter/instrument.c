@@ -225,7 +225,10 @@ static int block_snip(plan_st *ps, const cfg_proc *f, const cfg_paths *pp, const
     alpha_flow fl = alpha_flow_of(&li);
     rw_snip sn = { .at = last, .where = RW_SN_BEFORE, .first = (uint32_t)in->nops };
     bool links = (fl == FLOW_CALL || fl == FLOW_BRANCH || fl == FLOW_JUMP) && li.ra != REG_ZERO;
-    if (fl == FLOW_COROUTINE || (links && fl != FLOW_CALL))
+    /* `br gp, next` finds the procedure's address for its GP (glibc's
+     * _start): fine as long as its edge needs no code. */
+    bool gplink = links && fl == FLOW_BRANCH && li.ra == REG_GP;
+    if (fl == FLOW_COROUTINE || (links && fl != FLOW_CALL && !gplink))
         return RW_NOINS_LINK;
     if (fl == FLOW_CBRANCH) {
         uint64_t t = alpha_branch_target(&li, last);
@@ -265,6 +268,10 @@ static int block_snip(plan_st *ps, const cfg_proc *f, const cfg_paths *pp, const
                 in->nops = from;
             else
                 sn.nt = n;
+        }
+        if (gplink && sn.nt) {
+            in->nops = sn.first;
+            return RW_NOINS_LINK;
         }
         if (fl == FLOW_CALL && links)
             sn.where = RW_SN_AFTER;
