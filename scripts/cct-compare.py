@@ -72,11 +72,9 @@ def contexts(t, keep):
 
 
 def main():
-    o = compare_opts.parse(sys.argv[1:])
+    o = compare_opts.parse(sys.argv[1:], __doc__)
     if not o:
-        print(__doc__)
         return 2
-    at_most = o.at_most
     exact = load(o.exact)
     trees = [load(p) for p in o.files]
     ids = {b for t in trees for b in t["images"].values()}
@@ -94,7 +92,7 @@ def main():
     bad = 0
     for k in sorted((set(got) | set(want)) - left):
         g, w = got.get(k, [0, None])[0], want.get(k, [0, None])[0]
-        if g == w or (at_most and g < w):
+        if g == w or (o.at_most and g < w):
             continue
         bad += 1
         if bad <= 20:
@@ -103,7 +101,7 @@ def main():
                   (name, len(k), g, w))
     for k in sorted((set(gback) | set(wback)) - left):
         g, w = gback.get(k, 0), wback.get(k, 0)
-        if g != w and not (at_most and g < w):
+        if g != w and not (o.at_most and g < w):
             bad += 1
             if bad <= 20:
                 print("recursive calls to a context %d deep: %d instrumented, %d exact" % (len(k), g, w))

@@ -17,9 +17,16 @@ class Opts:
         return name in self.skip or any(m.search(name or "") for m in self.matching)
 
 
-def parse(argv):
-    """The options of argv (without the program's name), or None when
-    they are not what the scripts take."""
+def parse(argv, usage):
+    """The options of argv (without the program's name), or None, usage
+    printed, when they are not what the scripts take."""
+    o = _parse(argv)
+    if not o:
+        print(usage)
+    return o
+
+
+def _parse(argv):
     o, args = Opts(), list(argv)
     while args and args[0].startswith("--"):
         if args[0] == "--at-most":

@@ -45,11 +45,9 @@ def load(path):
 
 
 def main():
-    o = compare_opts.parse(sys.argv[1:])
+    o = compare_opts.parse(sys.argv[1:], __doc__)
     if not o:
-        print(__doc__)
         return 2
-    at_most = o.at_most
     exact = load(o.exact)
     got = {}
     for path in o.files:
@@ -66,7 +64,7 @@ def main():
         if e["paths"] == p["paths"]:
             same += 1
             continue
-        if at_most and all(v <= e["paths"].get(k, 0) for k, v in p["paths"].items()):
+        if o.at_most and all(v <= e["paths"].get(k, 0) for k, v in p["paths"].items()):
             skipped += 1
             continue
         differ += 1

@@ -35,55 +35,15 @@ rt_blob:
  * the 256 bytes below sp, which it moves. */
 .macro SAVEALL
         lda     $30, -256($30)
-        stq     $0, 0($30)
-        stq     $1, 8($30)
-        stq     $2, 16($30)
-        stq     $3, 24($30)
-        stq     $4, 32($30)
-        stq     $5, 40($30)
-        stq     $6, 48($30)
-        stq     $7, 56($30)
-        stq     $8, 64($30)
-        stq     $16, 72($30)
-        stq     $17, 80($30)
-        stq     $18, 88($30)
-        stq     $19, 96($30)
-        stq     $20, 104($30)
-        stq     $21, 112($30)
-        stq     $22, 120($30)
-        stq     $23, 128($30)
-        stq     $24, 136($30)
-        stq     $25, 144($30)
-        stq     $26, 152($30)
-        stq     $27, 160($30)
-        stq     $28, 168($30)
-        stq     $29, 176($30)
+        .irp    r, 0,1,2,3,4,5,6,7,8,16,17,18,19,20,21,22,23,24,25,26,27,28,29
+        stq     $\r, 8*\r($30)
+        .endr
 .endm
 
 .macro RESTOREALL
-        ldq     $0, 0($30)
-        ldq     $1, 8($30)
-        ldq     $2, 16($30)
-        ldq     $3, 24($30)
-        ldq     $4, 32($30)
-        ldq     $5, 40($30)
-        ldq     $6, 48($30)
-        ldq     $7, 56($30)
-        ldq     $8, 64($30)
-        ldq     $16, 72($30)
-        ldq     $17, 80($30)
-        ldq     $18, 88($30)
-        ldq     $19, 96($30)
-        ldq     $20, 104($30)
-        ldq     $21, 112($30)
-        ldq     $22, 120($30)
-        ldq     $23, 128($30)
-        ldq     $24, 136($30)
-        ldq     $25, 144($30)
-        ldq     $26, 152($30)
-        ldq     $27, 160($30)
-        ldq     $28, 168($30)
-        ldq     $29, 176($30)
+        .irp    r, 0,1,2,3,4,5,6,7,8,16,17,18,19,20,21,22,23,24,25,26,27,28,29
+        ldq     $\r, 8*\r($30)
+        .endr
         lda     $30, 256($30)
 .endm
 
@@ -97,6 +57,14 @@ rt_blob:
         ldq     $18, 272($30)
         ldq     $19, 280($30)
         bsr     $26, \fn
+.endm
+
+/* An entry point the inserted code calls with `bsr at`: C function fn,
+ * back to at. */
+.macro STUB fn
+        CALLC   \fn
+        RESTOREALL
+        ret     $31, ($28), 1
 .endm
 
 /* In the hook (its 256 bytes below sp, $1 saved there): C function fn,
@@ -163,28 +131,19 @@ fini:
 /* A dynamic program's fork is in libc: the code after its call comes here
  * (`bsr at`) in the child, which starts from zero counts.  Everything but
  * at is kept. */
-child:
-        CALLC   rt_child
-        RESTOREALL
-        ret     $31, ($28), 1
+child:  STUB    rt_child
 
 /* A context the inserted code's own lookup did not find: the snippet
  * (rewriter/snippet.c) came with `bsr at` after storing its at, the
  * procedure's number and the program's stack pointer at 0, 8 and 16 of
  * its stack.  Everything but at is kept. */
-enter:
-        CALLC   rt_enter
-        RESTOREALL
-        ret     $31, ($28), 1
+enter:  STUB    rt_enter
 
 /* A path of a procedure with a hashed counter table ran: the snippet
  * came with `bsr at` after storing its at, the path, its cycles and the
  * procedure's number at 0, 8, 16 and 24 of its stack.  Everything but at
  * is kept. */
-count:
-        CALLC   rt_count
-        RESTOREALL
-        ret     $31, ($28), 1
+count:  STUB    rt_count
 
 /* The running thread's block (after threads started): the snippet came
  * with `bsr at` after storing its at and its procedure's number at 0 and
@@ -198,10 +157,7 @@ tblock:
 /* Threads are about to start (a dynamic program loads pthread_create's
  * address): `bsr at`, at saved by the snippet.  Everything but at is
  * kept. */
-threads:
-        CALLC   rt_threaded
-        RESTOREALL
-        ret     $31, ($28), 1
+threads:  STUB    rt_threaded
 
 /* Called by `bsr at, hook` before every system call of the moved code:
  * everything but at is kept.  exit_group and execve write the profile
