@@ -6,7 +6,9 @@
  * Every activation's path sum lives on a shadow stack in the data region:
  * an entry head pushes the entry edge's increment, a chord adds its
  * increment, a path's end counts counters[sum + inc] and pops (a return or
- * tail branch) or restarts the sum (a back edge).  Edge code goes before
+ * tail branch) or restarts the sum (a back edge).  With a calling context
+ * tree, the slot also holds the activation's node, which the head finds
+ * from the caller's node and the call site it noted before the call.  Edge code goes before
  * the block's last instruction when that is a branch (a conditional one
  * chooses the code of the edge it will take), after it when the block
  * falls through or calls.  Each snippet uses three registers free there.
@@ -22,7 +24,8 @@
 #include "rewriter/rtblob.h"
 #include "rewriter/runtime/rt.h"
 
-#define MAX_DENSE (1u << 16)     /* paths a procedure's counter table holds */
+#define MAX_DENSE (1u << 16)     /* paths a procedure's dense counter table holds */
+#define HASHED (1u << 12)        /* entries of a larger one's hashed table */
 
 const char *rw_noins_name(unsigned r)
 {
@@ -78,16 +81,25 @@ typedef struct plan_st {
     size_t capsn, capops;
 } plan_st;
 
+/* Room for one more of n elements of size bytes in *arr (capacity *cap). */
+static bool room(void *arr, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return true;
+    size_t nc = *cap ? 2 * *cap : 1024;
+    void *t = realloc(*(void **)arr, nc * size);
+    if (!t)
+        return false;
+    *(void **)arr = t;
+    *cap = nc;
+    return true;
+}
+
 static bool add_snip(plan_st *ps, const rw_snip *sn)
 {
     rw_instr *in = ps->in;
-    if (in->nsnips == ps->capsn) {
-        ps->capsn = ps->capsn ? 2 * ps->capsn : 1024;
-        rw_snip *t = realloc(in->snips, ps->capsn * sizeof *t);
-        if (!t)
-            return false;
-        in->snips = t;
-    }
+    if (!room(&in->snips, &ps->capsn, in->nsnips, sizeof *in->snips))
+        return false;
     in->snips[in->nsnips++] = *sn;
     return true;
 }
@@ -95,13 +107,8 @@ static bool add_snip(plan_st *ps, const rw_snip *sn)
 static bool add_op(plan_st *ps, uint8_t kind, int64_t k, int64_t k2, uint32_t ip)
 {
     rw_instr *in = ps->in;
-    if (in->nops == ps->capops) {
-        ps->capops = ps->capops ? 2 * ps->capops : 1024;
-        rw_op *t = realloc(in->ops, ps->capops * sizeof *t);
-        if (!t)
-            return false;
-        in->ops = t;
-    }
+    if (!room(&in->ops, &ps->capops, in->nops, sizeof *in->ops))
+        return false;
     in->ops[in->nops++] = (rw_op){ kind, k, k2, ip };
     return true;
 }
@@ -129,20 +136,23 @@ static void regs_for(alpha_regset live, rw_snip *sn, rw_instr *in)
     in->spills++;
 }
 
-/* What running CFG edge e does to the path sum, as ops appended. */
+/* What running CFG edge e does to the path sum, as ops appended.  An
+ * edge to the exit also leaves the activation (k2: by a return); without
+ * paths, that is all an edge does. */
 static bool edge_ops(plan_st *ps, const cfg_paths *pp, const cfg_proc *f, uint32_t e, uint32_t ip)
 {
     uint32_t pe = pp->of_cfg[e];
     if (pe == CFG_NONE)
         return true;
     const cfg_path_edge *x = &pp->edges[pe];
+    bool paths = !ps->in->nopaths && !ps->in->ip[ip].nopaths;
     if (x->kind == CFG_PATH_EDGE_BACK_OUT) {
         const cfg_path_edge *bi = &pp->edges[pp->back_in[e]];
-        return add_op(ps, RW_OP_BACK, x->inc, bi->inc, ip);
+        return !paths || add_op(ps, RW_OP_BACK, x->inc, bi->inc, ip);
     }
     if (x->to == CFG_PATH_EXIT(f->nblocks))
-        return add_op(ps, RW_OP_END, x->inc, 0, ip);
-    return !x->inc || add_op(ps, RW_OP_ADD, x->inc, 0, ip);
+        return add_op(ps, RW_OP_END, paths ? x->inc : 0, f->edges[e].kind == CFG_EDGE_RETURN, ip);
+    return !paths || !x->inc || add_op(ps, RW_OP_ADD, x->inc, 0, ip);
 }
 
 static bool same_ops(const rw_instr *in, uint32_t a, uint32_t na, uint32_t b, uint32_t nb)
@@ -215,7 +225,10 @@ static int block_snip(plan_st *ps, const cfg_proc *f, const cfg_paths *pp, const
     alpha_flow fl = alpha_flow_of(&li);
     rw_snip sn = { .at = last, .where = RW_SN_BEFORE, .first = (uint32_t)in->nops };
     bool links = (fl == FLOW_CALL || fl == FLOW_BRANCH || fl == FLOW_JUMP) && li.ra != REG_ZERO;
-    if (fl == FLOW_COROUTINE || (links && fl != FLOW_CALL))
+    /* `br gp, next` finds the procedure's address for its GP (glibc's
+     * _start): fine as long as its edge needs no code. */
+    bool gplink = links && fl == FLOW_BRANCH && li.ra == REG_GP;
+    if (fl == FLOW_COROUTINE || (links && fl != FLOW_CALL && !gplink))
         return RW_NOINS_LINK;
     if (fl == FLOW_CBRANCH) {
         uint64_t t = alpha_branch_target(&li, last);
@@ -256,6 +269,10 @@ static int block_snip(plan_st *ps, const cfg_proc *f, const cfg_paths *pp, const
             else
                 sn.nt = n;
         }
+        if (gplink && sn.nt) {
+            in->nops = sn.first;
+            return RW_NOINS_LINK;
+        }
         if (fl == FLOW_CALL && links)
             sn.where = RW_SN_AFTER;
         else if (fl == FLOW_NONE || fl == FLOW_PAL)
@@ -268,6 +285,69 @@ static int block_snip(plan_st *ps, const cfg_proc *f, const cfg_paths *pp, const
     return add_snip(ps, &sn) ? -1 : RW_NOINS_N;
 }
 
+/* For the calling context tree: before each call of f, the number of its
+ * call site (from 1, in address order) goes to the running slot; after
+ * it, 0. */
+static int site_snips(plan_st *ps, const cfg_proc *f, const cfg_live *lv, uint32_t ip)
+{
+    rw_ctx *cx = ps->cx;
+    rw_instr *in = ps->in;
+    in->ip[ip].site0 = (uint32_t)in->nsites;
+    for (uint32_t bi = 0; bi < f->nblocks; bi++) {
+        const cfg_block *b = &f->blocks[bi];
+        if (b->flags & CFG_BF_UNREACH)
+            continue;
+        for (uint64_t a = b->start; a < b->end; a += 4) {
+            alpha_insn ci;
+            alpha_decode(word_at(cx, a), &ci);
+            if (alpha_flow_of(&ci) != FLOW_CALL || ci.ra == REG_ZERO)
+                continue;
+            if (!room(&in->sites, &in->capsites, in->nsites, sizeof *in->sites))
+                return RW_NOINS_N;
+            in->sites[in->nsites++] = a;
+            uint32_t k = (uint32_t)(in->nsites - in->ip[ip].site0);
+            rw_snip sn = { .at = a, .where = RW_SN_BEFORE, .first = (uint32_t)in->nops, .nt = 1 };
+            regs_for(cfg_live_before(cx->prog, f, lv, bi, a), &sn, in);
+            if (!add_op(ps, RW_OP_SITE, k, 0, ip) || !add_snip(ps, &sn))
+                return RW_NOINS_N;
+            /* Back from the call, the activation is in no call (a signal
+             * handler starting here is entered from site 0). */
+            rw_snip un = { .at = a, .where = RW_SN_AFTER, .first = (uint32_t)in->nops, .nt = 1 };
+            regs_for(a + 4 < b->end ? cfg_live_before(cx->prog, f, lv, bi, a + 4) : lv->out[bi], &un, in);
+            if (!add_op(ps, RW_OP_SITE, 0, 0, ip) || !add_snip(ps, &un))
+                return RW_NOINS_N;
+        }
+    }
+    in->ip[ip].nsites = (uint32_t)(in->nsites - in->ip[ip].site0);
+    return -1;
+}
+
+/* Does f raise the stack pointer without ever lowering it (a thread's
+ * first routine popping what clone left it)?  Its activation runs above
+ * the stack pointer it entered with, which the check for slots a longjmp
+ * left (snippet.c, top) would take for a sign of its slot being stale. */
+static bool raises_sp(const rw_ctx *cx, const cfg_proc *f)
+{
+    bool up = false;
+    for (uint64_t a = f->start; a < f->end; a += 4) {
+        alpha_insn li;
+        alpha_decode(word_at(cx, a), &li);
+        if (!li.op)
+            continue;
+        int64_t d = 0;
+        if (!strcmp(li.op->name, "lda") && li.ra == REG_SP && li.rb == REG_SP)
+            d = li.disp;
+        else if (li.islit && li.ra == REG_SP && li.rc == REG_SP && !strcmp(li.op->name, "addq"))
+            d = li.lit;
+        else if (li.islit && li.ra == REG_SP && li.rc == REG_SP && !strcmp(li.op->name, "subq"))
+            d = -(int64_t)li.lit;
+        if (d < 0)
+            return false;
+        up |= d > 0;
+    }
+    return up;
+}
+
 /* Heads of the entry blocks and the edge code of every block of f;
  * returns a RW_NOINS_* reason, or -1 when its paths will be counted. */
 static int plan_paths(plan_st *ps, const cfg_proc *f, uint32_t ip)
@@ -278,15 +358,13 @@ static int plan_paths(plan_st *ps, const cfg_proc *f, uint32_t ip)
     cfg_live lv;
     if (!cfg_paths_build(f, NULL, &pp, err, sizeof err))
         return RW_NOINS_PATHS;
-    if (pp.npaths > MAX_DENSE) {
-        cfg_paths_free(&pp);
-        return RW_NOINS_LARGE;
-    }
+
     if (!cfg_live_build(cx->prog, f, &lv, err, sizeof err)) {
         cfg_paths_free(&pp);
         return RW_NOINS_PATHS;
     }
     ps->in->ip[ip].npaths = pp.npaths;
+    ps->in->ip[ip].raises_sp = raises_sp(cx, f);
     int why = -1;
     for (size_t e = 0; e < f->nedges && why < 0; e++) {
         const cfg_edge *x = &f->edges[e];
@@ -307,6 +385,8 @@ static int plan_paths(plan_st *ps, const cfg_proc *f, uint32_t ip)
     for (uint32_t b = 0; b < f->nblocks && why < 0; b++)
         if (!(f->blocks[b].flags & CFG_BF_UNREACH))
             why = block_snip(ps, f, &pp, &lv, b, ip);
+    if (why < 0 && ps->in->cct)
+        why = site_snips(ps, f, &lv, ip);
     cfg_live_free(&lv);
     cfg_paths_free(&pp);
     return why;
@@ -373,6 +453,34 @@ static bool plan_thread_marks(plan_st *ps)
     return true;
 }
 
+static int by_value(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Increments too large for an ldah/lda pair (procedures with more than
+ * 2^31 paths) are loaded from a pool in the region, sorted, each once. */
+static bool plan_pool(rw_instr *in)
+{
+    in->pool = malloc((2 * in->nops + 1) * sizeof *in->pool);
+    if (!in->pool)
+        return false;
+    for (size_t i = 0; i < in->nops; i++) {
+        int64_t k[2] = { in->ops[i].k, in->ops[i].k2 };
+        for (int j = 0; j < 2; j++)
+            if (k[j] < -(1ll << 31) || k[j] >= (1ll << 31) - (1ll << 15))
+                in->pool[in->npool++] = (uint64_t)k[j];
+    }
+    qsort(in->pool, in->npool, sizeof *in->pool, by_value);
+    size_t n = 0;
+    for (size_t i = 0; i < in->npool; i++)
+        if (!n || in->pool[n - 1] != in->pool[i])
+            in->pool[n++] = in->pool[i];
+    in->npool = n;
+    return true;
+}
+
 static int by_place(const void *a, const void *b)
 {
     const rw_snip *x = a, *y = b;
@@ -381,12 +489,72 @@ static int by_place(const void *a, const void *b)
     return (x->where > y->where) - (x->where < y->where);
 }
 
+/* A procedure not counted after all: its snippets from sn0 and sites
+ * from site0 go, but its system-call hooks. */
+static void drop_snips(rw_instr *in, size_t sn0, size_t site0)
+{
+    size_t k = sn0;
+    for (size_t j = sn0; j < in->nsnips; j++)
+        if (in->ops[in->snips[j].first].kind == RW_OP_HOOK)
+            in->snips[k++] = in->snips[j];
+    in->nsnips = k;
+    in->nsites = site0;
+}
+
+/* Procedure i's counting code (it moves freely): its paths and, with a
+ * tree, its contexts; with both, a procedure whose paths cannot be
+ * counted still gets its contexts.  False when out of memory. */
+static bool plan_counting(plan_st *ps, size_t i)
+{
+    rw_ctx *cx = ps->cx;
+    rw_instr *in = ps->in;
+    const cfg_proc *f = &cx->prog->procs[i];
+    size_t sn0 = in->nsnips, site0 = in->nsites;
+    uint32_t ip = (uint32_t)in->nip;
+    in->ip[ip] = (rw_iproc){ .proc = (uint32_t)i };
+    int why = plan_paths(ps, f, ip);
+    if (why == RW_NOINS_N)
+        return false;
+    if (why >= 0) {
+        drop_snips(in, sn0, site0);
+        in->noins[why]++;
+        if (cx->opt->log)
+            fprintf(cx->opt->log, "paths not counted: %s 0x%llx: %s%s\n", f->name,
+                    (unsigned long long)f->start, rw_noins_name((unsigned)why),
+                    in->cct && !in->nopaths ? " (its calling contexts are, if they can be)" : "");
+        /* With a tree, its contexts need less: entries, exits and calls
+         * (a procedure missing from the tree would fold recursion
+         * differently from axp's). */
+        in->ip[ip].nopaths = true;
+        if (!in->cct || in->nopaths || (why = plan_paths(ps, f, ip)) >= 0) {
+            drop_snips(in, sn0, site0);
+            return why != RW_NOINS_N;
+        }
+    }
+    in->ins_proc[i] = 1;
+    in->ip[ip].counts = in->counters;
+    /* More paths than a dense table holds: a hashed one, as PP's (seed
+     * 004) for large path spaces; only the paths that run take an entry. */
+    if (in->nopaths || in->ip[ip].nopaths)
+        in->ip[ip].npaths = 0;      /* the writer shows no paths */
+    in->ip[ip].hcap = in->ip[ip].npaths > MAX_DENSE ? HASHED : 0;
+    in->hashed += in->ip[ip].hcap != 0;
+    in->counters += in->ip[ip].hcap ? 24ull * HASHED : 16 * in->ip[ip].npaths;
+    in->nip++;
+    return true;
+}
+
 bool rw_instr_plan(rw_ctx *cx)
 {
     rw_instr *in = calloc(1, sizeof *in);
     if (!in)
         return rw_fail(cx, "out of memory");
     cx->ins = in;
+    in->nopaths = !(cx->opt->instrument & RW_INSTRUMENT_PATHS);
+    in->cct = (cx->opt->instrument & RW_INSTRUMENT_CCT) != 0;
+    for (size_t i = 0; i < cx->img->nsymbols; i++)
+        in->threads |= names(cx->img->symbols[i].name, "pthread_create") ||
+                       names(cx->img->symbols[i].name, "thrd_create");
     if (!rw_rt_size())
         return rw_fail(cx, "this build of optimize-image has no runtime to instrument with "
                            "(it needs %s)", "alpha-linux-gnu-gcc at build time");
@@ -418,39 +586,32 @@ bool rw_instr_plan(rw_ctx *cx)
             in->noins[RW_NOINS_RIGID]++;
             continue;
         }
-        size_t sn0 = in->nsnips, op0 = in->nops;
-        uint32_t ip = (uint32_t)in->nip;
-        in->ip[ip].proc = (uint32_t)i;
-        int why = plan_paths(&ps, f, ip);
-        if (why == RW_NOINS_N)
+        if (!plan_counting(&ps, i))
             return rw_fail(cx, "out of memory");
-        if (why >= 0) {
-            /* Keep its system-call hooks, drop the rest. */
-            size_t k = sn0;
-            for (size_t j = sn0; j < in->nsnips; j++)
-                if (in->ops[in->snips[j].first].kind == RW_OP_HOOK)
-                    in->snips[k++] = in->snips[j];
-            in->nsnips = k;
-            (void)op0;
-            in->noins[why]++;
-            if (cx->opt->log)
-                fprintf(cx->opt->log, "paths not counted: %s 0x%llx: %s\n", f->name,
-                        (unsigned long long)f->start, rw_noins_name((unsigned)why));
-            continue;
-        }
-        in->ins_proc[i] = 1;
-        in->ip[ip].counts = in->counters;
-        in->counters += 16 * in->ip[ip].npaths;
-        in->nip++;
     }
     if (!plan_thread_marks(&ps))
         return rw_fail(cx, "out of memory");
+    if (!plan_pool(in))
+        return rw_fail(cx, "out of memory");
     qsort(in->snips, in->nsnips, sizeof *in->snips, by_place);
-    for (size_t j = 0; j < in->nsnips; j++) {
-        uint32_t cond = 0;
-        if (in->snips[j].split)
-            cfg_word(prog, in->snips[j].at, &cond);
-        in->snips[j].nwords = rw_snip_words(in, &in->snips[j], cond, 0, NULL);
+    /* Branches reach 4 MB: beyond 3 MB of code and inserted words (and
+     * the layout's alignment and added branches), the inserted code calls
+     * the runtime through a register. */
+    uint64_t text = 0;
+    for (size_t i = 0; i < prog->nprocs; i++)
+        text += prog->procs[i].end - prog->procs[i].start;
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t words = 0;
+        for (size_t j = 0; j < in->nsnips; j++) {
+            uint32_t cond = 0;
+            if (in->snips[j].split)
+                cfg_word(prog, in->snips[j].at, &cond);
+            in->snips[j].nwords = rw_snip_words(in, &in->snips[j], cond, 0, NULL);
+            words += in->snips[j].nwords;
+        }
+        if (in->far || text + 4 * words + rw_rt_size() < (3u << 20))
+            break;
+        in->far = true;
     }
     in->blob_size = (rw_rt_size() + 31) & ~(uint64_t)31;
     if (!rw_instr_build_region(cx))
@@ -474,6 +635,8 @@ void rw_instr_free(rw_ctx *cx)
     free(in->ops);
     free(in->ip);
     free(in->ins_proc);
+    free(in->sites);
+    free(in->pool);
     free(in->data);
     free(in);
     cx->ins = NULL;
@@ -503,6 +666,7 @@ void rw_instr_stats(const rw_ctx *cx, rw_stats *st)
     st->hooks = in->hooks;
     st->unhooked = in->unhooked;
     st->spills = in->spills;
+    st->hashed = in->hashed;
     st->counter_bytes = in->counters;
     for (size_t i = 0; i < cx->nitems; i++)
         st->ins_bytes += cx->items[i].ins;

@@ -40,12 +40,17 @@ typedef struct rw_iproc {
     uint32_t proc;
     uint64_t npaths;
     uint64_t counts;         /* offset of its counters in the region */
+    uint32_t site0, nsites;  /* its call sites: in rw_instr.sites */
+    uint32_t hcap;           /* 0: a dense counter table; else the entries
+                                of its hashed one */
+    bool raises_sp;          /* moves sp above where it entered (instrument.c) */
+    bool nopaths;            /* in the tree only: its paths are not counted */
 } rw_iproc;
 
 /* Why a procedure's paths are not counted. */
 enum {
     RW_NOINS_PATHS,          /* numbering refused (missing edges, > 2^63) */
-    RW_NOINS_LARGE,          /* more paths than a dense table takes */
+    RW_NOINS_LARGE,          /* (no longer used: large path spaces are hashed) */
     RW_NOINS_REGS,           /* fewer than 3 free registers at some point */
     RW_NOINS_TABLE,          /* a jump table whose edges need different code */
     RW_NOINS_LINK,           /* coroutine linkage or a linking jump */
@@ -54,6 +59,12 @@ enum {
 };
 
 typedef struct rw_instr {
+    bool nopaths;            /* no path counters (--instrument cct) */
+    bool cct;                /* a calling context tree */
+    bool threads;            /* the program may start threads: the code looks
+                                up each thread's block */
+    bool far;                /* the new code may outgrow a branch's reach:
+                                the runtime is called through a register */
     rw_snip *snips;          /* sorted by (at, where) */
     size_t nsnips;
     rw_op *ops;
@@ -61,9 +72,12 @@ typedef struct rw_instr {
     rw_iproc *ip;
     size_t nip;
     uint8_t *ins_proc;       /* per procedure: 1 when its paths are counted */
+    uint64_t *sites;         /* link addresses of the counted procedures' calls */
+    size_t nsites, capsites;
     size_t noins[RW_NOINS_N];
     size_t hooks, unhooked;  /* system calls hooked, and in code not moved */
     size_t spills;           /* snippets that save their registers */
+    size_t hashed;           /* procedures with a hashed counter table */
     uint64_t counters;       /* bytes of counters */
     uint64_t blob_addr, blob_size;
     uint64_t region;         /* its address, once the segment is laid out */
@@ -71,8 +85,18 @@ typedef struct rw_instr {
     size_t filesz;
     uint64_t memsz;
     uint64_t ss_first, guard1, guard2;   /* offsets in it */
+    uint64_t arena;          /* offset of the tree's arena; 0 when none */
+    uint64_t *pool;          /* constants the code loads (> 32 bits), sorted */
+    size_t npool;
+    uint64_t pool_off;       /* their offset in the region, once laid out */
     uint64_t ofini;          /* the program's DT_FINI, moved; 0 when none */
 } rw_instr;
 
+
+/* Bytes of a shadow-stack slot (rewriter/runtime/rt.h). */
+static inline unsigned rw_slot_size(const rw_instr *in)
+{
+    return in->cct ? 48 : 32;
+}
 
 #endif

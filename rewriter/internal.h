@@ -169,7 +169,7 @@ uint32_t rw_instr_ops_words(const rw_instr *in, const rw_op *ops, size_t nops, c
 uint32_t rw_snip_words(const rw_instr *in, const rw_snip *sn, uint32_t cond, uint64_t pc, uint32_t *w);
 /* rtregion.c: the region's contents, at the end of the plan. */
 bool rw_instr_build_region(rw_ctx *cx);
-enum { RW_OP_PUSH, RW_OP_ADD, RW_OP_END, RW_OP_BACK, RW_OP_HOOK, RW_OP_THREAD, RW_OP_CHILD };
+enum { RW_OP_PUSH, RW_OP_ADD, RW_OP_END, RW_OP_BACK, RW_OP_HOOK, RW_OP_THREAD, RW_OP_CHILD, RW_OP_SITE };
 
 /* Little-endian fields of the image (common/le.h). */
 #define rw_le32 le_get32

@@ -46,7 +46,8 @@ typedef struct rw_options {
     int instrument;         /* RW_INSTRUMENT_*: insert counting code */
 } rw_options;
 
-enum { RW_INSTRUMENT_NONE, RW_INSTRUMENT_PATHS };
+/* Bits: what an instrumented binary keeps. */
+enum { RW_INSTRUMENT_NONE, RW_INSTRUMENT_PATHS = 1, RW_INSTRUMENT_CCT = 2 };
 
 typedef struct rw_stats {
     size_t procs, moved;
@@ -62,7 +63,7 @@ typedef struct rw_stats {
      * counted, those not and why (rw_noins_name), system calls hooked and
      * those in code that did not move (the profile is not written when
      * the program exits through one of those). */
-    size_t ins_procs, noins[8], hooks, unhooked, spills;
+    size_t ins_procs, noins[8], hooks, unhooked, spills, hashed;
     uint64_t ins_bytes, counter_bytes;
 } rw_stats;
 

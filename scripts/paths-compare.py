@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""paths-compare.py [--at-most] [--skip NAME]... EXACT FILE...: compare the complete-path counts of an
+"""paths-compare.py [--at-most] [--skip NAME]... [--skip-matching REGEX]... EXACT FILE...: compare the complete-path counts of an
 instrumented binary's profiles (FILE..., one per process, added up) with
 axp's exact profile of the original on the same input (cpo-paths 1, see
 docs/paths.md).  Every procedure the binary counted must have exactly
@@ -8,16 +8,20 @@ axp's counts, except:
     handler left by longjmp, a fork's child resuming mid-path): the binary
     has no partial paths (docs/instrument.md);
   - glibc's start-up code that walks the program headers
-    (__libc_setup_tls, _dlfo_process_initial, _dlfo_sort_mappings.part.0):
+    (__libc_setup_tls, _dlfo_process_initial, _dlfo_sort_mappings.part.0,
+    _dl_non_dynamic_init):
     the instrumented image has one more segment.
---skip leaves a procedure out (a test says why).  With --at-most, the
+--skip leaves a procedure out, --skip-matching those whose names the
+regular expression finds (a test says why).  With --at-most, the
 binary may count fewer (never more, never other
 paths): for programs with a process killed by a signal, which writes no
 profile.  Prints one line per difference and a summary; exit 1 on any
 difference, 2 when a file is not a path profile."""
 import sys
 
-HEADERS = {"__libc_setup_tls", "_dlfo_process_initial", "_dlfo_sort_mappings.part.0"}
+import compare_opts
+
+HEADERS = {"__libc_setup_tls", "_dlfo_process_initial", "_dlfo_sort_mappings.part.0", "_dl_non_dynamic_init"}
 
 
 def load(path):
@@ -41,25 +45,12 @@ def load(path):
 
 
 def main():
-    args = sys.argv[1:]
-    at_most = False
-    skip = set()
-    while args and args[0].startswith("--"):
-        if args[0] == "--at-most":
-            at_most = True
-            args = args[1:]
-        elif args[0] == "--skip" and len(args) > 1:
-            skip.add(args[1])
-            args = args[2:]
-        else:
-            print(__doc__)
-            return 2
-    if len(args) < 2:
-        print(__doc__)
+    o = compare_opts.parse(sys.argv[1:], __doc__)
+    if not o:
         return 2
-    exact = load(args[0])
+    exact = load(o.exact)
     got = {}
-    for path in args[1:]:
+    for path in o.files:
         for addr, p in load(path).items():
             d = got.setdefault(addr, {"name": p["name"], "paths": {}})
             for k, v in p["paths"].items():
@@ -67,13 +58,13 @@ def main():
     same = differ = skipped = 0
     for addr, p in sorted(got.items()):
         e = exact.get(addr, {"paths": {}, "partial": 0})
-        if e["partial"] or p["name"] in HEADERS or p["name"] in skip:
+        if e["partial"] or p["name"] in HEADERS or o.left_out(p["name"]):
             skipped += 1
             continue
         if e["paths"] == p["paths"]:
             same += 1
             continue
-        if at_most and all(v <= e["paths"].get(k, 0) for k, v in p["paths"].items()):
+        if o.at_most and all(v <= e["paths"].get(k, 0) for k, v in p["paths"].items()):
             skipped += 1
             continue
         differ += 1

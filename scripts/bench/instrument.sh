@@ -1,10 +1,11 @@
 #!/bin/bash
 # Overhead of instrumented binaries (docs/instrument.md): lua, original
 # and `optimize-image --instrument paths` (counts and cycles per path),
-# side by side on axp (simulated cycles and instructions from the EV5
-# model, exact) and under qemu-alpha (host seconds, best of RUNS).  The
-# profile is written to a temporary file in every instrumented run.
-# Calling-context instrumentation (`--instrument cct`) does not exist yet.
+# `--instrument cct` (the calling context tree, calls and cycles per
+# context) and `--instrument paths,cct` (both), side by side on axp
+# (simulated cycles and instructions from the EV5 model, exact) and under
+# qemu-alpha (host seconds, best of RUNS).  The profile is written to a
+# temporary file in every instrumented run.
 set -eu
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
@@ -17,8 +18,11 @@ RUNS=${RUNS:-3}
 [ -x "$LUA" ] || { echo "lua not built (make workloads)"; exit 0; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$OPT" "$LUA" --instrument paths -o "$tmp/lua.paths" >"$tmp/log" || { cat "$tmp/log"; exit 1; }
-grep '^instrumented' "$tmp/log"
+modes=(paths cct paths,cct)
+for m in "${modes[@]}"; do
+  "$OPT" "$LUA" --instrument "$m" -o "$tmp/lua.$m" >"$tmp/log" || { cat "$tmp/log"; exit 1; }
+  echo "$m: $(grep '^instrumented' "$tmp/log")"
+done
 
 stat() {    # stat KEY FILE: a top-level number of axp's --stats JSON
   sed -n "s/^ *\"$1\": \([0-9]*\),/\1/p" "$2" | head -1
@@ -32,25 +36,36 @@ best() {    # best seconds of RUNS runs of a command
   done
   echo "$b"
 }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0) printf "%.2f", a / b; else printf "n/a" }'; }
 
-printf '%-18s %13s %13s %7s %12s %12s %7s %8s %8s %7s\n' workload "axp cycles" "(paths)" ratio \
-  "insns" "(paths)" ratio "qemu s" "(paths)" ratio
+axp_rows="" insn_rows="" qemu_rows=""
 for s in fib closures sort; do
   script=$PWD/tests/workloads/lua/$s.lua
   [ -f "$script" ] || continue
-  rm -f "$tmp/prof"*
   "$AXP" run --timing --stats="$tmp/o.json" "$LUA" "$script" >/dev/null 2>&1 </dev/null
-  CPO_PROFILE_OUT="$tmp/prof" "$AXP" run --timing --stats="$tmp/i.json" "$tmp/lua.paths" "$script" \
-    >/dev/null 2>&1 </dev/null
-  qo=n/a qi=n/a
-  if command -v qemu-alpha >/dev/null; then
-    qo=$(best qemu-alpha -L "$ROOT" "$LUA" "$script")
-    qi=$(best qemu-alpha -L "$ROOT" "$tmp/lua.paths" "$script")
-  fi
-  awk -v n="lua $s.lua" -v co="$(stat cycles "$tmp/o.json")" -v ci="$(stat cycles "$tmp/i.json")" \
-      -v io="$(stat instructions "$tmp/o.json")" -v ii="$(stat instructions "$tmp/i.json")" \
-      -v qo="$qo" -v qi="$qi" 'BEGIN {
-    q = (qo + 0 > 0) ? sprintf("%7.2f", qi / qo) : "    n/a"
-    printf "%-18s %13.0f %13.0f %7.2f %12.0f %12.0f %7.2f %8s %8s %s\n", n, co, ci, ci / co, io, ii, ii / io, qo, qi, q }'
+  co=$(stat cycles "$tmp/o.json") io=$(stat instructions "$tmp/o.json")
+  qo=n/a
+  command -v qemu-alpha >/dev/null && qo=$(best qemu-alpha -L "$ROOT" "$LUA" "$script")
+  a=$(printf '%-14s %14s' "$s.lua" "$co") i=$(printf '%-14s %14s' "$s.lua" "$io")
+  q=$(printf '%-14s %8s' "$s.lua" "$qo")
+  for m in "${modes[@]}"; do
+    rm -f "$tmp/prof"*
+    CPO_PROFILE_OUT="$tmp/prof" "$AXP" run --timing --stats="$tmp/i.json" "$tmp/lua.$m" "$script" \
+      >/dev/null 2>&1 </dev/null
+    ci=$(stat cycles "$tmp/i.json") ii=$(stat instructions "$tmp/i.json")
+    a+=$(printf ' %14s %6s' "$ci" "$(ratio "$ci" "$co")")
+    i+=$(printf ' %14s %6s' "$ii" "$(ratio "$ii" "$io")")
+    qi=n/a
+    command -v qemu-alpha >/dev/null && qi=$(best qemu-alpha -L "$ROOT" "$tmp/lua.$m" "$script")
+    q+=$(printf ' %8s %6s' "$qi" "$(ratio "$qi" "$qo")")
+  done
+  axp_rows+="$a"$'\n' insn_rows+="$i"$'\n' qemu_rows+="$q"$'\n'
 done
-echo "(qemu columns: host wall seconds, best of $RUNS, on a shared machine)"
+hdr() { printf "%-14s %14s" lua "$1"; for m in "${modes[@]}"; do printf " %14s %6s" "$m" ratio; done; echo; }
+echo "axp cycles (EV5 model):"
+hdr original; printf '%s' "$axp_rows"
+echo "axp instructions:"
+hdr original; printf '%s' "$insn_rows"
+echo "qemu-alpha seconds (host wall, best of $RUNS, on a shared machine):"
+printf "%-14s %8s" lua original; for m in "${modes[@]}"; do printf " %8s %6s" "$m" ratio; done; echo
+printf '%s' "$qemu_rows"

@@ -29,7 +29,7 @@ static void rig_init(rig *g)
 {
     bare_init(&g->b, false);
     memset(&g->in, 0, sizeof g->in);
-    g->ip = (rw_iproc){ 0, NPATHS, COUNTS };
+    g->ip = (rw_iproc){ .proc = 0, .npaths = NPATHS, .counts = COUNTS };
     g->in.ip = &g->ip;
     g->in.nip = 1;
     g->in.blob_addr = CODE;
@@ -39,8 +39,10 @@ static void rig_init(rig *g)
         emit(&g->b, 0);
     g->b.code[RT_B_REGABS / 4] = (uint32_t)DATA;
     g->b.code[RT_B_REGABS / 4 + 1] = (uint32_t)(DATA >> 32);
-    uint64_t ssp = SLOTS, top = ~0ull;
+    uint64_t ssp = SLOTS, top = ~0ull >> 1;
     mem_write_force(g->b.p->mm, DATA + RT_SSP, &ssp, 8);
+    uint64_t tb = DATA;             /* one thread: the region is its block */
+    mem_write_force(g->b.p->mm, DATA + RT_TB, &tb, 8);
     mem_write_force(g->b.p->mm, SLOTS + 16, &top, 8);
     g->b.t->r[30] = SP0;
 }
@@ -129,6 +131,42 @@ Test(instrument, slots_a_longjmp_left_are_dropped)
     cr_assert_eq(q(&g, DATA + COUNTS + 16 * 9), 0);
     cr_assert_eq(q(&g, DATA + COUNTS + 16 * 11), 0);
     cr_assert_eq(q(&g, DATA + RT_SSP), SLOTS);
+}
+
+/* The calling context tree's entries on their fast path: the first
+ * record at the caller's call site is the callee's node (calls grow), or
+ * a back edge to it (the back edge counted too); an exit pops. */
+Test(instrument, cct_entry_finds_the_child_and_the_back_edge)
+{
+    rig g;
+    rig_init(&g);
+    g.in.cct = true;
+    g.in.nopaths = true;
+    const uint64_t root = DATA + 0x6000, node = DATA + 0x6100, back = DATA + 0x6200;
+    uint64_t v;
+#define PUTQ(a, x) (v = (x), mem_write_force(g.b.p->mm, (a), &v, 8))
+    PUTQ(root + RT_N_NSL, 4);
+    PUTQ(root + RT_N_CHILD + 8 * 2, node);
+    PUTQ(root + RT_N_CHILD + 8 * 3, back);
+    PUTQ(node + RT_N_ID, 1);            /* instrumented procedure 0 */
+    PUTQ(node + RT_N_PARENT, root);
+    PUTQ(node + RT_N_NSL, 2);
+    PUTQ(back + RT_N_ID, 1ull << 63 | 1);
+    PUTQ(back + RT_BK_TO, node);
+    PUTQ(SLOTS + RT_S_NODE, root);
+    PUTQ(SLOTS + RT_S_SITE, 2);
+#undef PUTQ
+    op(&g, RW_OP_PUSH, 0, 0);
+    op(&g, RW_OP_END, 0, 1);
+    op(&g, RW_OP_SITE, 3, 0);
+    op(&g, RW_OP_PUSH, 0, 0);
+    run(&g);
+    cr_assert_eq(q(&g, DATA + RT_SSP), SLOTS + RT_CSLOT, "one activation open");
+    cr_assert_eq(q(&g, SLOTS + RT_CSLOT + RT_S_NODE), node, "its context");
+    cr_assert_eq(q(&g, SLOTS + RT_CSLOT + RT_S_SP), SP0, "the slot keeps the entry's sp");
+    cr_assert_eq(q(&g, node + RT_N_CALLS), 2);
+    cr_assert_eq(q(&g, back + RT_BK_COUNT), 1);
+    cr_assert_eq(q(&g, SLOTS + RT_S_SITE), 3);
 }
 
 /* The whole instrumenter on a static program: most procedures counted,

@@ -43,7 +43,7 @@ static const char usage_text[] =
     "                      [--write-plan FILE] -o OUT\n"
     "       optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]\n"
     "                      [--write-plan FILE] [-v] -o OUT\n"
-    "       optimize-image IMAGE --instrument paths [--plan ...] -o OUT\n";
+    "       optimize-image IMAGE --instrument paths|cct|paths,cct [--plan ...] -o OUT\n";
 
 /* The selection is loaded more than once (the image, its copies, older
  * builds): each warning is said once. */
@@ -189,11 +189,17 @@ int main(int argc, char **argv)
         }
         case 'c': ro.check = true; break;
         case 'N':
-            if (strcmp(optarg, "paths")) {
-                fprintf(stderr, "optimize-image: --instrument '%s': only 'paths' is known\n", optarg);
+            if (!strcmp(optarg, "paths"))
+                ro.instrument = RW_INSTRUMENT_PATHS;
+            else if (!strcmp(optarg, "cct"))
+                ro.instrument = RW_INSTRUMENT_CCT;
+            else if (!strcmp(optarg, "paths,cct") || !strcmp(optarg, "cct,paths"))
+                ro.instrument = RW_INSTRUMENT_PATHS | RW_INSTRUMENT_CCT;
+            else {
+                fprintf(stderr, "optimize-image: --instrument '%s': 'paths', 'cct' or 'paths,cct'\n",
+                        optarg);
                 return 2;
             }
-            ro.instrument = RW_INSTRUMENT_PATHS;
             break;
         case 'w': wplan = optarg; break;
         case 'v': ro.log = stdout; break;
@@ -289,13 +295,17 @@ int main(int argc, char **argv)
         printf("unwind: %zu FDEs written for moved code, %zu copied; %zu layout rounds\n",
                st.fdes_new, st.fdes_copied, st.rounds);
         if (ro.instrument) {
-            printf("instrumented: paths counted in %zu procedures, %" PRIu64 " bytes of code "
+            printf("instrumented: %s counted in %zu procedures, %" PRIu64 " bytes of code "
                    "inserted, %" PRIu64 " bytes of counters; %zu system calls hooked",
+                   ro.instrument == RW_INSTRUMENT_CCT ? "calling contexts"
+                   : ro.instrument == RW_INSTRUMENT_PATHS ? "paths" : "paths and calling contexts",
                    st.ins_procs, st.ins_bytes, st.counter_bytes, st.hooks);
             if (st.unhooked)
                 printf(", %zu in code left in place not hooked", st.unhooked);
             if (st.spills)
                 printf("; %zu places with no free registers save three", st.spills);
+            if (st.hashed)
+                printf("; %zu procedures with more than 65,536 paths count in hashed tables", st.hashed);
             printf("\n");
             for (unsigned r = 0; r < sizeof st.noins / sizeof st.noins[0]; r++)
                 if (st.noins[r])

@@ -1,0 +1,84 @@
+#!/bin/bash
+# optimize-image --instrument cct (and paths,cct) on a few small test
+# programs (docs/instrument.md): the instrumented program prints its
+# expected output and exit status, passes `cpo addrmap --verify`, and
+# writes a calling context tree that `cpo cct --from` reads and that
+# matches, in shape and call counts, the one `axp run --cct` builds of the
+# original on the same input (scripts/cct-compare.py).  Static programs
+# run on axp, dynamic ones under qemu-alpha.  recursion folds recursive
+# calls, funcptr calls through pointers, setjmp leaves frames with
+# longjmp (funcptr also under a random layout), threads has a tree per
+# thread; with paths,cct the path counts must also equal axp's (stdio's
+# and threads').  Exit 77
+# when the programs are not built.
+set -u
+cd "$(dirname "$0")/../.."
+# shellcheck source=tests/integration/lib/instrument.sh
+. tests/integration/lib/instrument.sh
+
+# check NAME KIND MODE RUNNER...  (SEED=N: a random layout)
+check() {
+  local name=$1 kind=$2 mode=$3 want=0 pargs=(--plan identity)
+  shift 3
+  [ -n "${SEED:-}" ] && pargs=(--plan random --seed "$SEED")
+  local orig=$P/$name-$kind label="$name-$kind ($mode${SEED:+, random layout $SEED})"
+  local w=$tmp/$name-$kind-$mode${SEED:+-$SEED}
+  [ -f "tests/programs/$name.status" ] && want=$(cat "tests/programs/$name.status")
+  mkdir -p "$w"
+  # Same-length names: argv[0] and AT_EXECFN are the same length in both runs.
+  cp "$orig" "$w/prog.orig"
+  if ! "$OPT" "$orig" --instrument "$mode" "${pargs[@]}" -o "$w/prog.inst" >"$w/log" 2>&1; then
+    fail "$label: optimize-image"; cat "$w/log"; return
+  fi
+  "$CPO" addrmap "$w/prog.inst" --verify "$orig" >"$w/verify" 2>&1 || { fail "$label: verify"; tail -5 "$w/verify"; }
+  run "$name" "$w/prog.orig" "$w/orig" "$AXP" run "${Q[@]}" --cct "$w/exact.cct" --paths "$w/exact.paths" --
+  [ "$(cat "$dir/status")" = "$want" ] || { fail "$label: the original exits $(cat "$dir/status") on axp"; return; }
+  run "$name" "$w/prog.inst" "$w/prof" "$@"
+  if [ "$(cat "$dir/status")" != "$want" ] || ! cmp -s "$dir/out" "tests/programs/$name.expected"; then
+    fail "$label: instrumented: status $(cat "$dir/status"), want $want; or stdout differs"
+    diff "tests/programs/$name.expected" "$dir/out" | head -5; tail -3 "$dir/err"; return
+  fi
+  # cct alone: the tree is CPO_PROFILE_OUT; with paths, CPO_PROFILE_OUT.cct.
+  local tree=$w/prof
+  [ "$mode" = cct ] || tree=$w/prof.cct
+  [ -f "$tree" ] || { fail "$label: no tree written"; return; }
+  if ! "$CPO" cct --from "$tree" >"$w/report" 2>&1 ||
+     ! "$CPO" cct --from "$tree" --against "$w/exact.cct" >"$w/against" 2>&1; then
+    fail "$label: cpo cct cannot read the tree"; tail -3 "$w/report" "$w/against"; return
+  fi
+  # threads under qemu-alpha: its threads run at once on the host, and how
+  # often they wait for each other depends on the timing.
+  local skip=()
+  [ "$name-$kind" = threads-dyn ] && skip=(--skip-matching 'lock|cond|futex|cleanup|join|cancel|^run$')
+  if ! python3 scripts/cct-compare.py "${skip[@]}" "$w/exact.cct" "$tree" >"$w/cmp" 2>&1; then
+    fail "$label: calling contexts"; head -10 "$w/cmp"; return
+  fi
+  local paths=""
+  if [ "$mode" != cct ]; then
+    if ! python3 scripts/paths-compare.py "$w/exact.paths" "$w/prof" >"$w/pcmp" 2>&1; then
+      fail "$label: path counts"; head -10 "$w/pcmp"; return
+    fi
+    paths="; paths: $(tail -1 "$w/pcmp")"
+  fi
+  passed=$((passed + 1))
+  echo "$label: $(tail -1 "$w/cmp")$paths"
+}
+
+# axp switches threads only when they block (one CPU, an endless
+# quantum): the instrumented run, slower, then interleaves its threads as
+# the original does, and no switch falls between a load-locked and its
+# store-conditional (which would make the program retry it).
+Q=(--quantum 1000000000)
+for name in recursion funcptr setjmp threads; do
+  check "$name" static cct "$AXP" run "${Q[@]}" --
+done
+check stdio static paths,cct "$AXP" run "${Q[@]}" --
+check threads static paths,cct "$AXP" run "${Q[@]}" --
+SEED=1 check funcptr static cct "$AXP" run "${Q[@]}" --
+if [ $run_qemu = 1 ]; then
+  for name in recursion setjmp threads; do
+    check "$name" dyn cct "$ROOT/scripts/qemu-run.sh"
+  done
+fi
+echo "instrumented calling context trees: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
