@@ -235,6 +235,56 @@ int pd_lock_host(profdb *db, const char *edir, const char *host, char **hostdir,
     return pd_lock_dir(db, *hostdir, "two writers with this host name would lose each other's updates", err);
 }
 
+size_t pd_merge_batch(profdb *db, size_t n, const pd_batch *b, const void *ctx, profdb_error *err)
+{
+    if (!n)
+        return 0;
+    char epoch[PROFDB_EPOCH_MAX], myhost[PROFDB_MAX_NAME + 2];
+    if (!pd_hostname(myhost, sizeof myhost, err) || !pd_current_or_create(db, epoch, err))
+        return 0;
+    char *edir = pd_join(db->dir, epoch, NULL, err);
+    if (!edir || !pd_mkdir(edir, true, err)) {
+        free(edir);
+        return 0;
+    }
+    char *hostdir = NULL;
+    const char *lockedhost = NULL;
+    int lockfd = -1;
+    size_t done = 0;
+    for (; done < n; done++) {
+        if (!b->check(ctx, done, err))
+            break;
+        const char *host = b->host(ctx, done) ? b->host(ctx, done) : myhost;
+        if (!lockedhost || strcmp(lockedhost, host)) {
+            /* Renames so far become durable before the lock is let go. */
+            if (hostdir && !pd_fsync_dir(hostdir, err))
+                break;
+            if (lockfd >= 0)
+                close(lockfd);
+            lockfd = -1;
+            free(hostdir);
+            hostdir = NULL;
+            if ((lockfd = pd_lock_host(db, edir, host, &hostdir, err)) == -1)
+                break;
+            if (b->locked)
+                b->locked(hostdir);
+            lockedhost = host;
+        }
+        if (!b->merge(db, ctx, done, hostdir, host, err))
+            break;
+    }
+    /* A failed sync is reported but does not lower the count: the renames
+     * are visible, and merging those inputs again would count them twice. */
+    profdb_error e2;
+    if (hostdir && lockfd != -1 && !pd_fsync_dir(hostdir, &e2) && !err->code)
+        *err = e2;
+    if (lockfd >= 0)
+        close(lockfd);
+    free(hostdir);
+    free(edir);
+    return done;
+}
+
 bool pd_update_host_file(profdb *db, const char *host, const char *key, const char *suffix, pd_update_fn update,
                          void *ctx, profdb_error *err)
 {

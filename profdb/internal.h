@@ -63,6 +63,19 @@ int pd_lock_dir(profdb *db, const char *dir, const char *risk, profdb_error *err
  * it); -1 on error. */
 int pd_lock_host(profdb *db, const char *edir, const char *host, char **hostdir, profdb_error *err);
 bool pd_current_or_create(profdb *db, char name[PROFDB_EPOCH_MAX], profdb_error *err);
+/* A batch of n inputs merged into the current epoch (profile and stack
+ * merges): input i is checked, then merged under its host's lock (host
+ * NULL: this machine's), taken once per run of inputs of one host, with
+ * locked (NULL: nothing) called on each host directory as its lock is
+ * taken.  Stops at the first failure; returns how many were merged. */
+typedef struct pd_batch {
+    bool (*check)(const void *ctx, size_t i, profdb_error *err);
+    const char *(*host)(const void *ctx, size_t i);
+    bool (*merge)(profdb *db, const void *ctx, size_t i, const char *hostdir, const char *host,
+                  profdb_error *err);
+    void (*locked)(const char *hostdir);
+} pd_batch;
+size_t pd_merge_batch(profdb *db, size_t n, const pd_batch *b, const void *ctx, profdb_error *err);
 /* Rewrite key+suffix of host (NULL: this machine's name) in the current
  * epoch with what update makes of its bytes (old NULL when there is no
  * file yet), under the host directory's lock, renamed into place.  A

@@ -214,6 +214,22 @@ static bool check_input(const profdb_input *in, profdb_error *err)
     return true;
 }
 
+static bool batch_check(const void *ctx, size_t i, profdb_error *err)
+{
+    return check_input(&((const profdb_input *)ctx)[i], err);
+}
+
+static const char *batch_host(const void *ctx, size_t i)
+{
+    return ((const profdb_input *)ctx)[i].host;
+}
+
+static bool batch_merge(profdb *db, const void *ctx, size_t i, const char *hostdir, const char *host,
+                        profdb_error *err)
+{
+    return merge_one(db, hostdir, host, &((const profdb_input *)ctx)[i], err);
+}
+
 size_t profdb_merge(profdb *db, const profdb_input *in, size_t n, profdb_error *err)
 {
     profdb_error scratch;
@@ -222,53 +238,6 @@ size_t profdb_merge(profdb *db, const profdb_input *in, size_t n, profdb_error *
     err->code = PROFDB_OK;
     err->sys_errno = 0;
     err->msg[0] = '\0';
-
-    if (n == 0)
-        return 0;
-    char epoch[PROFDB_EPOCH_MAX], myhost[PROFDB_MAX_NAME + 2];
-    if (!pd_hostname(myhost, sizeof myhost, err) || !pd_current_or_create(db, epoch, err))
-        return 0;
-    char *edir = pd_join(db->dir, epoch, NULL, err);
-    if (!edir || !pd_mkdir(edir, true, err)) {
-        free(edir);
-        return 0;
-    }
-
-    char *hostdir = NULL;
-    const char *lockedhost = NULL;
-    int lockfd = -1;
-    size_t done = 0;
-    for (; done < n; done++) {
-        const profdb_input *x = &in[done];
-        if (!check_input(x, err))
-            break;
-        const char *host = x->host ? x->host : myhost;
-        if (!lockedhost || strcmp(lockedhost, host)) {
-            /* Renames so far become durable before the lock is let go. */
-            if (hostdir && !pd_fsync_dir(hostdir, err))
-                break;
-            if (lockfd >= 0)
-                close(lockfd);
-            lockfd = -1;
-            free(hostdir);
-            hostdir = NULL;
-            if ((lockfd = pd_lock_host(db, edir, host, &hostdir, err)) == -1)
-                break;
-            if (lockfd >= 0)
-                remove_stale_temps(hostdir);
-            lockedhost = host;
-        }
-        if (!merge_one(db, hostdir, host, x, err))
-            break;
-    }
-    /* A failed sync is reported but does not lower the count: the renames
-     * are visible, and merging those inputs again would count them twice. */
-    profdb_error e2;
-    if (hostdir && lockfd != -1 && !pd_fsync_dir(hostdir, &e2) && !err->code)
-        *err = e2;
-    if (lockfd >= 0)
-        close(lockfd);
-    free(hostdir);
-    free(edir);
-    return done;
+    static const pd_batch batch = { batch_check, batch_host, batch_merge, remove_stale_temps };
+    return pd_merge_batch(db, n, &batch, in, err);
 }

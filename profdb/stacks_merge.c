@@ -109,51 +109,28 @@ out:
     return ok;
 }
 
+static bool batch_check(const void *ctx, size_t i, profdb_error *err)
+{
+    return check_input(&((const profdb_stacks_input *)ctx)[i], err);
+}
+
+static const char *batch_host(const void *ctx, size_t i)
+{
+    return ((const profdb_stacks_input *)ctx)[i].host;
+}
+
+static bool batch_merge(profdb *db, const void *ctx, size_t i, const char *hostdir, const char *host,
+                        profdb_error *err)
+{
+    return merge_one(db, hostdir, host, &((const profdb_stacks_input *)ctx)[i], err);
+}
+
 size_t profdb_stacks_merge(profdb *db, const profdb_stacks_input *in, size_t n, profdb_error *err)
 {
     profdb_error scratch;
     if (!err)
         err = &scratch;
     memset(err, 0, sizeof *err);
-    if (!n)
-        return 0;
-    char epoch[PROFDB_EPOCH_MAX], myhost[PROFDB_MAX_NAME + 2];
-    if (!pd_hostname(myhost, sizeof myhost, err) || !pd_current_or_create(db, epoch, err))
-        return 0;
-    char *edir = pd_join(db->dir, epoch, NULL, err);
-    if (!edir || !pd_mkdir(edir, true, err)) {
-        free(edir);
-        return 0;
-    }
-    size_t done = 0;
-    char *hostdir = NULL;
-    int lockfd = -1;
-    const char *lockedhost = NULL;
-    for (; done < n; done++) {
-        if (!check_input(&in[done], err))
-            break;
-        const char *host = in[done].host ? in[done].host : myhost;
-        if (!lockedhost || strcmp(lockedhost, host)) {
-            if (hostdir && !pd_fsync_dir(hostdir, err))
-                break;
-            if (lockfd >= 0)
-                close(lockfd);
-            lockfd = -1;
-            free(hostdir);
-            hostdir = NULL;
-            if ((lockfd = pd_lock_host(db, edir, host, &hostdir, err)) == -1)
-                break;
-            lockedhost = host;
-        }
-        if (!merge_one(db, hostdir, host, &in[done], err))
-            break;
-    }
-    profdb_error e2;
-    if (hostdir && lockfd != -1 && !pd_fsync_dir(hostdir, &e2) && !err->code)
-        *err = e2;
-    if (lockfd >= 0)
-        close(lockfd);
-    free(hostdir);
-    free(edir);
-    return done;
+    static const pd_batch batch = { batch_check, batch_host, batch_merge, NULL };
+    return pd_merge_batch(db, n, &batch, in, err);
 }

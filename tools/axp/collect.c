@@ -345,7 +345,7 @@ int collect_finish(collect *c, char *err, size_t errsz)
     if (c->vlog) {
         FILE *f = c->vlog;
         c->vlog = NULL;
-        if (values_log_close(f) && !rc) {
+        if (sample_log_close(f) && !rc) {
             snprintf(err, errsz, "--values-log %s: %s", c->vlog_path, strerror(errno));
             rc = -1;
         }

@@ -1,5 +1,4 @@
 /* tools/axp/values_log.c: see values_log.h. */
-#include <errno.h>
 #include <inttypes.h>
 
 #include "tools/axp/values_log.h"
@@ -36,15 +35,4 @@ void values_log_put(void *ctx, const axp_value *v)
         fprintf(f, " %d\n", v->taken ? 1 : 0);
     else
         fputs(" -\n", f);
-}
-
-int values_log_close(FILE *f)
-{
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        if (bad && !errno)
-            errno = EIO;
-        return -1;
-    }
-    return 0;
 }

@@ -19,7 +19,7 @@
 /* NULL with errno set when path cannot be written. */
 FILE *values_log_open(const char *path);
 void values_log_put(void *f, const axp_value *v);   /* an axp_value_hook */
-/* 0, or -1 with errno set when anything could not be written. */
-int values_log_close(FILE *f);
+/* Closed with sample_log_close (sample_log.h), which says whether every
+ * write reached the file. */
 
 #endif
