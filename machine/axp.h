@@ -641,6 +641,7 @@ int mach_image_register(machine *m, const char *hostpath, const char *gpath);
 int64_t mach_image_link_delta(machine *m, int img, uint64_t off, uint64_t start);
 void mach_image_notice(machine *m, proc *p, int img, uint64_t base, uint64_t size, uint64_t off, int64_t link);
 void mach_image_notice_all(machine *m, proc *p);
+void mach_fork_notice(machine *m, thread *t, proc *c, int ctid, bool shared_vm, bool own_stack);
 
 /* Scheduler (sched.c). */
 void sched_wake_futex(machine *m, mm *x, uint64_t addr, int n, uint32_t bits, int *woken);

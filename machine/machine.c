@@ -193,6 +193,19 @@ void mach_image_notice_all(machine *m, proc *p)
     }
 }
 
+/* A process made by thread t: after its mappings, before its first
+ * instruction, so a tracker can give it a copy of t's frames. */
+void mach_fork_notice(machine *m, thread *t, proc *c, int ctid, bool shared_vm, bool own_stack)
+{
+    if (!m->ihook)
+        return;
+    axp_image_event e = { .kind = AXP_PROCESS_FORK, .pid = c->pid, .tid = ctid, .parent_pid = t->p->pid,
+                          .parent_tid = t->tid, .shared_vm = shared_vm, .own_stack = own_stack };
+    if (m->tt)
+        tthread_drain(m->tt);
+    m->ihook(m->ihook_ctx, &e);
+}
+
 void axp_free(axp_machine *m)
 {
     if (!m)

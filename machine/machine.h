@@ -82,10 +82,16 @@ typedef struct axp_retire {
 typedef void (*axp_retire_hook)(void *ctx, const axp_retire *r);
 
 /* What a collector needs to map samples to images: an executable mapping
- * of an image file appeared in a process, or a process ended. */
+ * of an image file appeared in a process, or a process ended; and, for a
+ * tracker that follows each thread's frames, a process was made (FORK:
+ * announced after its inherited mappings' LOADs, before it runs). */
 typedef struct axp_image_event {
-    enum { AXP_IMAGE_LOAD, AXP_PROCESS_EXIT } kind;
+    enum { AXP_IMAGE_LOAD, AXP_PROCESS_EXIT, AXP_PROCESS_FORK } kind;
     int pid;
+    int tid;                /* the new process's thread (FORK) */
+    int parent_pid, parent_tid; /* the thread whose fork or clone made it (FORK) */
+    bool shared_vm;         /* it shares its parent's memory: vfork, CLONE_VM (FORK) */
+    bool own_stack;         /* clone gave it a stack of its own (FORK) */
     uint64_t base, size;    /* the mapping (LOAD) */
     uint64_t offset;        /* file offset of base (LOAD) */
     int64_t link;           /* link-time address minus run-time address (LOAD) */

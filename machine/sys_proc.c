@@ -139,6 +139,7 @@ static long do_clone(thread *t, uint64_t flags, uint64_t sp, uint64_t ptid, uint
         ct->clear_tid = ctid;
     pstat_update(m, c);
     mach_image_notice_all(m, c);
+    mach_fork_notice(m, t, c, ct->tid, (flags & A_CLONE_VM) != 0, sp != 0);
     m->forks++;
     make_runnable(m, ct);
     if (flags & A_CLONE_VFORK) {

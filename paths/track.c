@@ -163,10 +163,15 @@ void track_free(track *t)
 /* ---- images and where an address is -------------------------------------- */
 
 static void end_thread(track *t, tthr *th);
+static void fork_thread(track *t, const axp_image_event *e);
 
 void track_image(void *ctx, const axp_image_event *e)
 {
     track *t = ctx;
+    if (e->kind == AXP_PROCESS_FORK) {
+        fork_thread(t, e);
+        return;
+    }
     if (e->kind == AXP_PROCESS_EXIT) {
         for (size_t i = 0; i < t->nth; i++)
             if (t->th[i].pid == e->pid && t->th[i].live)
@@ -559,6 +564,47 @@ static void end_thread(track *t, tthr *th)
     th->live = false;
     if (t->last == th)
         t->last = NULL;
+}
+
+/* A forked child (fork, clone without CLONE_VM on the parent's stack)
+ * has its parent's frames on its stack: it goes on in them, under the
+ * contexts it was forked in, as an instrumented binary's child does
+ * (docs/paths.md).  What ran before the fork is the parent's: the frames
+ * start with no cost, the running one a piece from the child's first
+ * instruction, the waiting ones a piece when control comes back to them
+ * (lost until then).  A thread, or a child on a stack of its own, starts
+ * afresh at the root. */
+static void fork_thread(track *t, const axp_image_event *e)
+{
+    if (e->shared_vm || e->own_stack)
+        return;
+    size_t pi = t->nth;
+    for (size_t i = 0; i < t->nth; i++)
+        if (t->th[i].pid == e->parent_pid && t->th[i].tid == e->parent_tid && t->th[i].live)
+            pi = i;
+    if (pi == t->nth || !t->th[pi].n)
+        return;
+    tthr *c = thread_of(t, e->pid, e->tid);     /* may move t->th */
+    tthr *p = &t->th[pi];
+    if (!c || c->n)
+        return;
+    while (c->cap < p->n)
+        if (!paths_grow(&c->fr, &c->cap, c->cap, sizeof *c->fr)) {
+            t->oom = true;
+            return;
+        }
+    memcpy(c->fr, p->fr, p->n * sizeof *c->fr);
+    c->n = p->n;
+    c->expect = p->expect;
+    for (size_t k = 0; k < c->n; k++) {
+        frame *fr = &c->fr[k];
+        memset(fr->m, 0, sizeof fr->m);
+        fr->cur = CFG_NONE;
+        fr->bend = 0;
+    }
+    frame *top = &c->fr[c->n - 1];
+    if (top->tp)
+        start_at(top, cfg_block_at(top->f, c->expect + (uint64_t)top->link), c->expect, false);
 }
 
 static bool contains(const frame *fr, const loc *l, uint64_t x)

@@ -31,6 +31,8 @@ static void on_image(void *ctx, const axp_image_event *e)
         s->exits++;
         return;
     }
+    if (e->kind != AXP_IMAGE_LOAD)
+        return;
     s->loads++;
     if (strstr(e->path, "intloop-dyn")) {
         s->exec_loads++;

@@ -192,7 +192,7 @@ static void on_image(void *ctx, const axp_image_event *e)
         /* a full ring is counted by the driver (notices_lost), nothing to add */
         drv_notice_load(c->d, (uint32_t)e->pid, e->base, e->size, e->offset,
                         host ? absolute(c, host) : "", bid, nb);
-    } else {
+    } else if (e->kind == AXP_PROCESS_EXIT) {
         drv_notice_exit(c->d, (uint32_t)e->pid, e->wstatus);
     }
 }
