@@ -22,4 +22,15 @@ typedef struct cct_pair {
  * build-id when both trees have one, else by path. */
 size_t cct_compare(const cct *a, int ma, const cct *b, int mb, size_t top, cct_pair *out);
 
+/* Tree b as a sees it: a context of code a has no node for anywhere (a
+ * procedure of an image a does not have, or one a did not count: a
+ * dynamic program's libraries and the procedures an instrumenter left
+ * alone, to an instrumented binary's tree) is folded into its nearest
+ * kept caller, its own metrics but `calls` added there, and its callees
+ * hang from that caller at the call site by which the chain left it, as
+ * an instrumented binary sees them.  Contexts that fold onto the same
+ * chain merge.  The number of b's contexts folded away goes to *folded.
+ * NULL when out of memory. */
+cct *cct_fold_to(const cct *a, const cct *b, size_t *folded);
+
 #endif

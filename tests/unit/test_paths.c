@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "paths/cct.h"
+#include "paths/compare.h"
 #include "paths/pathprof.h"
 
 static char *to_text(bool (*write)(const void *, FILE *), const void *x, size_t *len)
@@ -122,4 +123,63 @@ Test(paths_cct, errors_name_the_line)
         cr_assert_null(t, "accepted: %s", bad[i][0]);
         cr_assert(strstr(err, bad[i][1]) && !strncmp(err, "bad:", 4), "error '%s' lacks '%s'", err, bad[i][1]);
     }
+}
+
+/* axp's tree of a dynamic program against an instrumented binary's,
+ * which has no libc (image 1) and no `skipped`: their contexts fold into
+ * their callers, what they call hangs from the call site that left the
+ * kept caller, and two library routes to main merge. */
+Test(paths_cct, fold_to_what_the_other_tree_counts)
+{
+    static const char exact[] =
+        "cpo-cct 1\nmetrics calls cycles\n"
+        "image 0 aa /bin/p\nimage 1 bb /lib/libc.so\n"
+        "node 1 0 0 0x100 0x0 _start 1 10\n"
+        "node 2 1 1 0x900 0x104 __libc_start_main 1 20\n"
+        "node 3 2 0 0x200 0x950 main 1 30\n"
+        "node 4 3 1 0x980 0x210 printf 4 40\n"
+        "node 5 4 1 0x990 0x984 vfprintf 4 50\n"
+        "node 6 3 0 0x300 0x220 f 2 60\n"
+        "node 7 2 1 0x920 0x960 __libc_csu 1 5\n"
+        "node 8 7 0 0x200 0x924 main 1 7\n"
+        "node 9 6 0 0x400 0x304 skipped 3 8\n"
+        "node 10 9 0 0x500 0x404 g 3 9\n"
+        "root 0 1\nend\n";
+    static const char inst[] =
+        "cpo-cct 1\nmetrics calls cycles\nimage 0 aa /bin/p\n"
+        "node 1 0 0 0x100 0x0 _start 1 1\n"
+        "node 2 1 0 0x200 0x104 main 2 1\n"
+        "node 3 2 0 0x300 0x220 f 2 1\n"
+        "node 4 3 0 0x500 0x304 g 3 1\n"
+        "root 0 0\nend\n";
+    char err[256];
+    cct *b = cct_parse(exact, strlen(exact), "exact", err, sizeof err);
+    cr_assert(b, "%s", err);
+    cct *a = cct_parse(inst, strlen(inst), "inst", err, sizeof err);
+    cr_assert(a, "%s", err);
+    size_t folded;
+    cct *f = cct_fold_to(a, b, &folded);
+    cr_assert(f);
+    cr_assert_eq(folded, 5, "libc's four contexts and skipped");
+    cr_assert_eq(f->nnodes, 5, "_start, main, f and g under the root");
+    const uint64_t want[5][3] = { /* proc, site, calls and cycles */
+        { 0, 0, 0 }, { 0x100, 0x0, 1 }, { 0x200, 0x104, 2 }, { 0x300, 0x220, 2 }, { 0x500, 0x304, 3 },
+    };
+    const uint64_t cycles[5] = { 1, 10 + 20 + 5, 30 + 40 + 50 + 7, 60 + 8, 9 };
+    for (uint32_t i = 1; i < 5; i++) {
+        cr_assert_eq(f->nodes[i].parent, i - 1);
+        cr_assert_eq(f->nodes[i].proc, want[i][0]);
+        cr_assert_eq(f->nodes[i].site, want[i][1], "node %u's site", i);
+        cr_assert_eq(cct_metrics(f, i)[0], want[i][2], "node %u's calls", i);
+        cr_assert_eq(cct_metrics(f, i)[1], cycles[i], "node %u's cycles", i);
+    }
+    cr_assert_eq(cct_metrics(f, CCT_ROOT)[1], 1);
+    cct_pair pr[8];
+    size_t n = cct_compare(a, 0, f, 0, 8, pr);
+    cr_assert_eq(n, 4);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_neq(pr[i].a, CCT_NONE, "every context lines up");
+    cct_free(f);
+    cct_free(a);
+    cct_free(b);
 }

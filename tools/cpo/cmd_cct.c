@@ -9,7 +9,9 @@
  * below --depth or under --min of the total folded away; as JSON; or as
  * folded stacks ("a;b;c VALUE" per context), which flame-graph tools read.
  * With --against, the top contexts of a second tree (axp's exact one) with
- * their share of its metric beside their share of this tree's.
+ * their share of its metric beside their share of this tree's; when this
+ * tree counts calls, the other's contexts of code it has no node for
+ * (libraries, procedures not instrumented) folded into their callers first.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -140,9 +142,26 @@ static void chain(FILE *f, const cct *t, uint32_t i)
 static int against(const cct *t, int m, const char *file, const char *metric2, size_t top)
 {
     char err[512];
-    cct *x = cct_read(file, err, sizeof err);
-    if (!x) {
+    cct *x0 = cct_read(file, err, sizeof err);
+    if (!x0) {
         fprintf(stderr, "cpo: %s\n", err);
+        return 1;
+    }
+    /* A tree that counts calls (an instrumented binary's, axp's) has a
+     * node for every procedure it counts that ran: the other tree is
+     * seen as it sees it, the contexts of code it does not count (a
+     * dynamic program's libraries, procedures not instrumented), whose
+     * cost it charges to their callers, folded into those.  A tree of
+     * samples lacks what no sample hit, which it does not charge to the
+     * callers: nothing is folded for it. */
+    size_t folded = 0;
+    cct *x = x0;
+    if (cct_metric(t, "calls") >= 0) {
+        x = cct_fold_to(t, x0, &folded);
+        cct_free(x0);
+    }
+    if (!x) {
+        fprintf(stderr, "cpo: out of memory\n");
         return 1;
     }
     int m2 = cct_metric(x, metric2);
@@ -157,6 +176,8 @@ static int against(const cct *t, int m, const char *file, const char *metric2, s
     size_t n = cct_compare(t, m, x, m2, top, pr);
     double worst = 0;
     size_t within = 0, missing = 0;
+    if (folded)
+        printf("%zu contexts of %s fold into their callers: code this tree has no node for\n", folded, file);
     printf("%8s %8s %8s  context (the top %zu of %s by %s)\n", metric2, t->metric[m], "diff", top, file, metric2);
     for (size_t i = 0; i < n; i++) {
         double d = 100 * (pr[i].share_a - pr[i].share_b);
