@@ -14,6 +14,7 @@
  * falls through or calls.  Each snippet uses three registers free there.
  */
 #include <elf.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,13 +351,31 @@ static bool raises_sp(const rw_ctx *cx, const cfg_proc *f)
 
 /* Heads of the entry blocks and the edge code of every block of f;
  * returns a RW_NOINS_* reason, or -1 when its paths will be counted. */
-static int plan_paths(plan_st *ps, const cfg_proc *f, uint32_t ip)
+static int plan_paths(plan_st *ps, const cfg_proc *f, uint32_t ip, bool tables_on_tree)
 {
     rw_ctx *cx = ps->cx;
     char err[256];
     cfg_paths pp;
     cfg_live lv;
-    if (!cfg_paths_build(f, NULL, &pp, err, sizeof err))
+    /* Path numbers do not depend on the spanning tree, increments do:
+     * with jump-table edges on the tree (weighed above everything, else
+     * by loop depth as cfg_paths_build weighs them by default), their
+     * increments are 0 and the table needs no code at its targets,
+     * which another table may share (a chord's code could go nowhere
+     * only the table reaches).  Only where that fails is it tried. */
+    double *w = NULL;
+    if (tables_on_tree) {
+        if (!(w = malloc((f->nedges ? f->nedges : 1) * sizeof *w)))
+            return RW_NOINS_N;
+        for (size_t e = 0; e < f->nedges; e++) {
+            uint32_t b = f->edges[e].from < f->nblocks ? f->edges[e].from : f->edges[e].to;
+            uint32_t d = b < f->nblocks ? f->blocks[b].loop_depth : 0;
+            w[e] = f->edges[e].kind == CFG_EDGE_TABLE ? 1e300 : pow(8, d < 10 ? d : 10);
+        }
+    }
+    bool built = cfg_paths_build(f, w, &pp, err, sizeof err);
+    free(w);
+    if (!built)
         return RW_NOINS_PATHS;
 
     if (!cfg_live_build(cx->prog, f, &lv, err, sizeof err)) {
@@ -512,7 +531,11 @@ static bool plan_counting(plan_st *ps, size_t i)
     size_t sn0 = in->nsnips, site0 = in->nsites;
     uint32_t ip = (uint32_t)in->nip;
     in->ip[ip] = (rw_iproc){ .proc = (uint32_t)i };
-    int why = plan_paths(ps, f, ip);
+    int why = plan_paths(ps, f, ip, false);
+    if (why == RW_NOINS_TABLE) {    /* a jump table needing code: keep its edges code-free */
+        drop_snips(in, sn0, site0);
+        why = plan_paths(ps, f, ip, true);
+    }
     if (why == RW_NOINS_N)
         return false;
     if (why >= 0) {
@@ -526,7 +549,7 @@ static bool plan_counting(plan_st *ps, size_t i)
          * (a procedure missing from the tree would fold recursion
          * differently from axp's). */
         in->ip[ip].nopaths = true;
-        if (!in->cct || in->nopaths || (why = plan_paths(ps, f, ip)) >= 0) {
+        if (!in->cct || in->nopaths || (why = plan_paths(ps, f, ip, false)) >= 0) {
             drop_snips(in, sn0, site0);
             return why != RW_NOINS_N;
         }
