@@ -27,19 +27,23 @@
 #include "common/le.h"
 #include "estimator/profileme.h"
 
+/* A walk's budget of steps: merges can multiply the paths. */
+#define EST_PM_STEPS 20000
+
 typedef struct walk {
     const cfg_proc *f;
     const est_proc_freq *q;
     const cfg_program *cfg;
+    const uint8_t *cbr;         /* per block: ends with a conditional branch */
     uint64_t bits, pc;
     unsigned len;
     est_pm_path *found;         /* paths of this history */
     size_t nfound, max;
-    unsigned steps;             /* left of the walk's budget: merges can multiply paths */
+    unsigned steps;             /* left of the walk's budget */
     est_pm_path cur;
 } walk;
 
-static bool ends_with_cbranch(const cfg_program *cfg, const cfg_block *b)
+bool est_pm_ends_cbranch(const cfg_program *cfg, const cfg_block *b)
 {
     const uint8_t *w = b->end > b->start ? image_bytes_at(cfg->img, b->end - 4, 4) : NULL;
     if (!w)
@@ -61,7 +65,7 @@ static void keep(walk *w, double weight, unsigned ended)
 
 /* A call in block b before address pc: the callee's branches come last
  * in the history. */
-static bool call_before(const cfg_proc *f, uint32_t b, uint64_t pc)
+bool est_pm_call_before(const cfg_proc *f, uint32_t b, uint64_t pc)
 {
     for (size_t k = 0; k < f->ncalls; k++)
         if (f->calls[k].block == b && f->calls[k].site < pc)
@@ -77,7 +81,7 @@ static void back(walk *w, uint32_t b, unsigned used, double weight)
         return;
     w->steps--;
     w->cur.block[w->cur.nblocks++] = b;
-    if (w->cur.nblocks == 1 && call_before(w->f, b, w->pc))
+    if (w->cur.nblocks == 1 && est_pm_call_before(w->f, b, w->pc))
         keep(w, weight, EST_PM_END_CALL);
     else if (used == w->len)
         keep(w, weight, EST_PM_END_HISTORY);
@@ -96,7 +100,7 @@ static void back(walk *w, uint32_t b, unsigned used, double weight)
             if (e->from >= w->f->nblocks)
                 continue;
             unsigned u = used;
-            if (ends_with_cbranch(w->cfg, &w->f->blocks[e->from])) {
+            if (w->cbr[e->from]) {
                 bool taken = (w->bits >> used) & 1;
                 if ((e->kind == CFG_EDGE_TAKEN) != taken)
                     continue;
@@ -125,37 +129,69 @@ static bool same(const est_pm_path *a, const est_pm_path *b)
     return a->nblocks == b->nblocks && !memcmp(a->block, b->block, a->nblocks * sizeof *a->block);
 }
 
+/* The procedure and block of an address: false if none. */
+bool est_pm_locate(const cfg_program *cfg, uint64_t pc, size_t *proc, uint32_t *block)
+{
+    size_t p = 0;
+    uint32_t b = 0;
+    while (p < cfg->nprocs && !(cfg->procs[p].start <= pc && pc < cfg->procs[p].end))
+        p++;
+    if (p == cfg->nprocs)
+        return false;
+    const cfg_proc *fp = &cfg->procs[p];
+    while (b < fp->nblocks && !(fp->blocks[b].start <= pc && pc < fp->blocks[b].end))
+        b++;
+    *proc = p;
+    *block = b;
+    return b < fp->nblocks;
+}
+
+uint8_t *est_pm_cbranch_map(const cfg_program *cfg, size_t proc)
+{
+    const cfg_proc *f = &cfg->procs[proc];
+    uint8_t *m = malloc(f->nblocks ? f->nblocks : 1);
+    for (uint32_t b = 0; m && b < f->nblocks; b++)
+        m[b] = est_pm_ends_cbranch(cfg, &f->blocks[b]);
+    return m;
+}
+
+size_t est_pm_paths_of(const cfg_program *cfg, const est_freq *f, size_t proc, uint32_t block, uint64_t pc,
+                       uint64_t history, const uint8_t *cbr, est_pm_path *out, size_t max)
+{
+    walk w = { .f = &cfg->procs[proc], .q = &f->procs[proc], .cfg = cfg, .cbr = cbr, .bits = history & 0xffff,
+               .len = (unsigned)(history >> 16) & 31, .found = out, .max = max, .pc = pc, .steps = EST_PM_STEPS };
+    back(&w, block, 0, 1.0);
+    double total = 0;
+    for (size_t i = 0; i < w.nfound; i++)
+        total += out[i].score;
+    for (size_t i = 0; i < w.nfound && total > 0; i++)
+        out[i].score /= total;
+    return w.nfound;
+}
+
 size_t est_pm_paths(const cfg_program *cfg, const est_freq *f, const profdb_pm *e, size_t *proc, est_pm_path *out,
                     size_t max)
 {
-    size_t p = 0, b = 0;
-    while (p < cfg->nprocs && !(cfg->procs[p].start <= e->offset && e->offset < cfg->procs[p].end))
-        p++;
-    if (p == cfg->nprocs || !max)
-        return 0;
-    const cfg_proc *fp = &cfg->procs[p];
-    while (b < fp->nblocks && !(fp->blocks[b].start <= e->offset && e->offset < fp->blocks[b].end))
-        b++;
-    if (b == fp->nblocks)
+    size_t p;
+    uint32_t b;
+    if (!max || !est_pm_locate(cfg, e->offset, &p, &b))
         return 0;
     *proc = p;
     enum { PER_HISTORY = 256 };
     est_pm_path *found = malloc(PER_HISTORY * sizeof *found);
-    if (!found)
+    uint8_t *cbr = est_pm_cbranch_map(cfg, p);
+    if (!found || !cbr) {
+        free(found);
+        free(cbr);
         return 0;
+    }
     hot_value top[HOTLIST_MAX];
     double share[HOTLIST_MAX];
     size_t nh = hotlist_top(&e->paths, top, share, HOTLIST_MAX), n = 0;
     for (size_t h = 0; h < nh; h++) {
-        walk w = { .f = fp, .q = &f->procs[p], .cfg = cfg, .bits = top[h].value & 0xffff,
-                   .len = (unsigned)(top[h].value >> 16) & 31, .found = found, .max = PER_HISTORY,
-                   .pc = e->offset, .steps = 20000 };
-        back(&w, (uint32_t)b, 0, 1.0);
-        double total = 0;
-        for (size_t i = 0; i < w.nfound; i++)
-            total += found[i].score;
-        for (size_t i = 0; i < w.nfound && total > 0; i++) {
-            double s = share[h] * found[i].score / total;
+        size_t nfound = est_pm_paths_of(cfg, f, p, b, e->offset, top[h].value, cbr, found, PER_HISTORY);
+        for (size_t i = 0; i < nfound; i++) {
+            double s = share[h] * found[i].score;
             size_t j = 0;
             while (j < n && !same(&out[j], &found[i]))
                 j++;
@@ -178,6 +214,7 @@ size_t est_pm_paths(const cfg_program *cfg, const est_freq *f, const profdb_pm *
         }
     }
     free(found);
+    free(cbr);
     qsort(out, n, sizeof *out, by_score);
     return n;
 }
