@@ -8,16 +8,22 @@
  * the instruction's block, every predecessor whose block ends with a
  * conditional branch must have been left the way the next bit says (taken:
  * its TAKEN edge; not taken: its FALL edge); other edges consume no bit.
- * A path ends when the history is used up, at the procedure's entry, at a
- * block that makes a call (the callee's branches are in the history too,
- * and are not followed), or at EST_PM_PATH_MAX blocks; a walk gives up
- * after 20000 steps or 256 paths.  Where several
- * predecessors agree with the history, the counted frequencies choose:
- * each path's weight is the product, over its steps, of the edge's share
- * of the block's entries (each edge counted one execution more, so that
- * one the samples missed keeps some weight).  A path's score is the sum over the histories
- * of the history's share of the samples times the path's weight among the
- * paths consistent with that history.
+ * A path ends when the history is used up, at a block that makes a call
+ * (the callee's branches are in the history too, and are not followed),
+ * at EST_PM_PATH_MAX blocks, or at an entry of the procedure, which is
+ * also entered from outside (its callers; at an alternative entry, the
+ * callers that skip the gp set-up) though predecessors may agree.  Where
+ * predecessors are but none agrees, the history rules the path out.
+ * Where several agree, the counted frequencies choose: each path's
+ * weight is the product, over its steps, of the edge's share of the
+ * block's entries (each edge counted one execution more, so that one the
+ * samples missed keeps some weight; an entry's callers count as an edge
+ * of the block's count less its in-edges').  A walk keeps the 256
+ * strongest paths, following the likeliest predecessor first and no path
+ * weaker than the weakest kept or than EST_PM_NEGLIGIBLE of the strongest,
+ * and gives up after EST_PM_STEPS steps.  A path's score is the sum over
+ * the histories of the history's share of the samples times the path's
+ * weight among the paths of that history.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -27,6 +33,9 @@
 #include "common/le.h"
 #include "estimator/profileme.h"
 
+/* A path weaker than this share of the strongest found is not followed:
+ * it could not change a score by more than that. */
+#define EST_PM_NEGLIGIBLE 1e-3
 /* A walk's budget of steps: merges can multiply the paths. */
 #define EST_PM_STEPS 20000
 
@@ -38,7 +47,8 @@ typedef struct walk {
     uint64_t bits, pc;
     unsigned len;
     est_pm_path *found;         /* paths of this history */
-    size_t nfound, max;
+    size_t nfound, max, lo;     /* lo: the weakest kept, once the table is full */
+    double best;                /* the strongest kept */
     unsigned steps;             /* left of the walk's budget */
     est_pm_path cur;
 } walk;
@@ -53,18 +63,32 @@ bool est_pm_ends_cbranch(const cfg_program *cfg, const cfg_block *b)
     return alpha_flow_of(&in) == FLOW_CBRANCH;
 }
 
+/* Keep the path so far: while there is room, else in place of the
+ * weakest kept when stronger, so that the walk ends with the strongest
+ * max paths whatever order it found them in. */
 static void keep(walk *w, double weight, unsigned ended)
 {
-    if (w->nfound == w->max)
-        return;
-    est_pm_path *p = &w->found[w->nfound++];
+    size_t k = w->nfound;
+    if (k == w->max) {
+        if (w->found[w->lo].score >= weight)
+            return;
+        k = w->lo;
+    } else {
+        w->nfound++;
+    }
+    est_pm_path *p = &w->found[k];
     *p = w->cur;
     p->score = weight;
     p->ended = (uint8_t)ended;
+    w->best = fmax(w->best, weight);
+    if (w->nfound == w->max)
+        for (size_t i = 0; i < w->nfound; i++)
+            if (w->found[i].score < w->found[w->lo].score)
+                w->lo = i;
 }
 
-/* A call in block b before address pc: the callee's branches come last
- * in the history. */
+/* A block b of f makes a call before address pc: the callee's branches
+ * come last in the history. */
 bool est_pm_call_before(const cfg_proc *f, uint32_t b, uint64_t pc)
 {
     for (size_t k = 0; k < f->ncalls; k++)
@@ -73,11 +97,27 @@ bool est_pm_call_before(const cfg_proc *f, uint32_t b, uint64_t pc)
     return false;
 }
 
-/* Paths backwards from block b with `used` bits of the history consumed. */
+/* Does in-edge ei agree with the history after `used` bits; *u the bits
+ * used once it is taken. */
+static bool agrees(const walk *w, uint32_t ei, unsigned used, unsigned *u)
+{
+    const cfg_edge *e = &w->f->edges[ei];
+    *u = used;
+    if (e->from >= w->f->nblocks)
+        return false;
+    if (!w->cbr[e->from])
+        return true;
+    *u = used + 1;
+    return (e->kind == CFG_EDGE_TAKEN) == ((w->bits >> used) & 1);
+}
+
+/* Paths backwards from block b with `used` bits of the history consumed.
+ * Weights only shrink along a path, so once the table is full a path
+ * weaker than its weakest cannot lead to one worth keeping. */
 static void back(walk *w, uint32_t b, unsigned used, double weight)
 {
     const cfg_block *bk = &w->f->blocks[b];
-    if (!w->steps || w->nfound == w->max)
+    if (!w->steps || (w->nfound == w->max && weight <= w->found[w->lo].score) || weight < w->best * EST_PM_NEGLIGIBLE)
         return;
     w->steps--;
     w->cur.block[w->cur.nblocks++] = b;
@@ -90,29 +130,42 @@ static void back(walk *w, uint32_t b, unsigned used, double weight)
     else if (w->cur.nblocks > 1 && (bk->flags & CFG_BF_CALLS))
         keep(w, weight, EST_PM_END_CALL);
     else {
-        double in = 0;
+        double in = 0, outside = 0;
         for (uint32_t k = 0; k < bk->nin; k++)
             in += w->q->edge[w->f->in_edges[bk->first_in + k]];
-        bool any = false;
+        /* an entry is also entered from outside, as often as its count
+         * exceeds its in-edges' (the procedure's callers; at an
+         * alternative entry, those that skip the gp set-up): a path
+         * may end there though predecessors agree */
+        if (bk->flags & (CFG_BF_ENTRY | CFG_BF_ALTENTRY))
+            outside = fmax(0, w->q->block[b] - in) + 1;
+        /* (one execution more on every edge: an edge the samples
+         * missed still carries a path the history allows) */
+        double total = in + bk->nin + outside;
+        bool any = outside > 0;
+        if (any)
+            keep(w, weight * outside / total, EST_PM_END_ENTRY);
+        /* the likeliest agreeing predecessor first: it sets the bar the
+         * others' paths must pass */
+        uint32_t best = bk->nin;
+        unsigned u;
         for (uint32_t k = 0; k < bk->nin; k++) {
             uint32_t ei = w->f->in_edges[bk->first_in + k];
-            const cfg_edge *e = &w->f->edges[ei];
-            if (e->from >= w->f->nblocks)
-                continue;
-            unsigned u = used;
-            if (w->cbr[e->from]) {
-                bool taken = (w->bits >> used) & 1;
-                if ((e->kind == CFG_EDGE_TAKEN) != taken)
-                    continue;
-                u++;
-            }
-            /* (one execution more on every edge: an edge the samples
-             * missed still carries a path the history allows) */
-            double share = (w->q->edge[ei] + 1) / (in + bk->nin);
-            any = true;
-            back(w, e->from, u, weight * share);
+            if (agrees(w, ei, used, &u) &&
+                (best == bk->nin || w->q->edge[ei] > w->q->edge[w->f->in_edges[bk->first_in + best]]))
+                best = k;
         }
-        if (!any)
+        for (uint32_t j = 0; j <= bk->nin && best < bk->nin; j++) {
+            uint32_t k = j ? j - 1 : best;
+            uint32_t ei = w->f->in_edges[bk->first_in + k];
+            if ((j && k == best) || !agrees(w, ei, used, &u))
+                continue;
+            any = true;
+            back(w, w->f->edges[ei].from, u, weight * (w->q->edge[ei] + 1) / total);
+        }
+        /* where predecessors are but none agrees the history rules
+         * this path out; none at all, the CFG knows no way in */
+        if (!any && !bk->nin)
             keep(w, weight, EST_PM_END_ENTRY);
     }
     w->cur.nblocks--;
