@@ -111,6 +111,7 @@ fuzz_rooms_default := alpha image
 fuzz_rooms_fuzz_profile := profdb
 fuzz_rooms_fuzz_exact := profdb
 fuzz_rooms_fuzz_truth := profdb
+fuzz_rooms_fuzz_pm_truth := profdb
 fuzz_rooms_fuzz_values := profdb
 fuzz_rooms_fuzz_profileme := alpha image profdb collector
 fuzz_rooms_fuzz_stacks := profdb

@@ -82,5 +82,45 @@ typedef struct est_pm_path {
 } est_pm_path;
 size_t est_pm_paths(const cfg_program *cfg, const est_freq *f, const profdb_pm *e, size_t *proc, est_pm_path *out,
                     size_t max);
+/* The paths one history allows (history: length << 16 | bits), each
+ * scored by its weight among them (adding up to 1); how many in out.
+ * cbr: est_pm_cbranch_map of proc, which blocks end with a conditional
+ * branch (malloc'd; NULL when out of memory). */
+size_t est_pm_paths_of(const cfg_program *cfg, const est_freq *f, size_t proc, uint32_t block, uint64_t pc,
+                       uint64_t history, const uint8_t *cbr, est_pm_path *out, size_t max);
+uint8_t *est_pm_cbranch_map(const cfg_program *cfg, size_t proc);
+/* The procedure and block holding pc; false if none. */
+bool est_pm_locate(const cfg_program *cfg, uint64_t pc, size_t *proc, uint32_t *block);
+/* The walk's rules: does b end with a conditional branch; does block b
+ * of f make a call before pc. */
+bool est_pm_ends_cbranch(const cfg_program *cfg, const cfg_block *b);
+bool est_pm_call_before(const cfg_proc *f, uint32_t b, uint64_t pc);
+
+/* Path reconstruction against the true paths (pm_paths_acc.c; axp's
+ * --profileme-truth, docs/estimator.md "ProfileMe").  For each
+ * instruction with at least min_samples ProfileMe samples, each of its
+ * records' true path is taken as far back as the walk goes (its block,
+ * then the blocks the thread went through, until the history's branches
+ * are used up, a block that calls, the procedure was entered, or
+ * EST_PM_PATH_MAX blocks) and compared with the reconstructed ones.
+ * Figures are in samples (records) unless said. */
+#define EST_PM_ACC_SET 64           /* reconstructed paths kept per instruction */
+typedef struct est_pm_path_accuracy {
+    double instructions, samples;   /* instructions with enough samples, and their records */
+    double unknown;                 /* records whose true path axp's ring did not reach back far enough for */
+    double top;                     /* of the rest: the true path is the instruction's top-scored */
+    double in_set;                  /* ... is among its reconstructed paths */
+    double own_top;                 /* ... is the top path of its own history alone */
+    double consistent;              /* ... is among the paths its history allows */
+    double ambiguous;               /* ... its history allows more than one path */
+    double true_score, top_score;   /* sums: the true path's score (0 when not reconstructed), the top's */
+    double distance;                /* sum over instructions of records x the total variation
+                                     * distance between the scores and the true paths' shares */
+    double ends[4];                 /* by how the true path ended (EST_PM_END_*) */
+} est_pm_path_accuracy;
+struct profdb_pm_truth;
+/* false only when out of memory. */
+bool est_pm_path_accuracy_of(const cfg_program *cfg, const est_freq *f, const profdb_pm *e, size_t n,
+                             const struct profdb_pm_truth *truth, double min_samples, est_pm_path_accuracy *out);
 
 #endif

@@ -432,6 +432,8 @@ struct axp_machine {
     void *shook_ctx;
     axp_pm_hook pmhook;     /* ProfileMe records */
     void *pmhook_ctx;
+    axp_pm_path_hook pathhook;  /* ProfileMe's true paths */
+    void *pathhook_ctx;
     axp_poll_hook phook;    /* safe points */
     void *phook_ctx;
     void (*stats_extra)(void *ctx, FILE *f);

@@ -602,14 +602,17 @@ void cycles_back_block(cycles_core *c, const cycles_insn *ins, uint64_t pc, uint
         /* the countdowns pass over a block with nothing tagged inline */
         pm_state *s = &c->pm;
         bool due = !s->sampling || s->truth || s->left <= n || (s->left2 && s->left2 <= n);
-        if (unlikely(due) && pm_due(c, n))
+        if (unlikely(due) && pm_due(c, n)) {
+            s->block_start = pc;
             pm_block(c, ins, pc, n, ea, next_pc, fl, fl + nf);
-        else if (!due) {
+        } else if (!due) {
             s->left -= n;
             s->left2 -= s->left2 ? n : 0;
         }
         if (c->ops[ins[n - 1].op].kind == K_CBR)
             pm_history(c, &ins[n - 1], pc + 4 * (uint64_t)(n - 1), next_pc);
+        if (unlikely(s->paths != NULL))
+            pm_run(c, pc, n, c->ops[ins[n - 1].op].kind == K_CBR);
         if (due)
             return;
     }

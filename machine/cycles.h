@@ -239,6 +239,22 @@ void cycles_set_profileme(cycles_core *c, const cycles_pm_config *cfg,
 void cycles_set_pm_truth(cycles_core *c, void (*fn)(void *ctx, uint64_t pc, uint64_t slots, uint64_t used),
                          void *ctx);
 void cycles_pm_truth_flush(cycles_core *c);
+/* The true paths behind the branch histories, for measuring path
+ * reconstruction (docs/machine.md "ProfileMe"): with fn set, the model
+ * keeps the last CYCLES_RUNS runs of consecutive addresses it was fed
+ * (a run ends where control went elsewhere), and for each tagged
+ * instruction fn gets its record (pc and history) and the runs that led
+ * to it, newest first: the first from where its run began up to it (end
+ * is pc + 4), then older ones until they hold as many conditional
+ * branches as the history (fewer when the ring is used up).  Changes no
+ * cycle and no sample. */
+#define CYCLES_RUNS 64
+typedef struct cycles_run {
+    uint64_t start, end;        /* [start, end) */
+    uint32_t cbr;               /* conditional branches that ended blocks in it */
+} cycles_run;
+void cycles_set_pm_paths(cycles_core *c, void (*fn)(void *ctx, const cycles_pm *r, const cycles_run *run, uint32_t n),
+                         void *ctx);
 typedef struct cycles_pm_stats {
     uint64_t tagged, records, pairs;
 } cycles_pm_stats;

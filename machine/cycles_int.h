@@ -100,6 +100,13 @@ typedef struct pm_state {
     uint16_t hist;
     uint8_t hist_len;
     cycles_pm_stats st;
+    /* the true paths (cycles_set_pm_paths): a ring of the last runs, and
+     * where the block being modelled began */
+    void (*paths)(void *ctx, const cycles_pm *r, const cycles_run *run, uint32_t n);
+    void *paths_ctx;
+    cycles_run runs[CYCLES_RUNS];
+    uint64_t nruns;             /* written so far */
+    uint64_t block_start;
 } pm_state;
 
 struct cycles_core {
@@ -161,6 +168,7 @@ struct cycles_core {
 bool pm_due(cycles_core *c, uint32_t n);
 void pm_tagged(cycles_core *c, cycles_pm *r, bool first, bool second);
 void pm_history(cycles_core *c, const cycles_insn *last, uint64_t last_pc, uint64_t next_pc);
+void pm_run(cycles_core *c, uint64_t pc, uint32_t n, bool cbr);
 /* Every instruction of a block going through pm_block, for the truth. */
 void pm_truth_step(cycles_core *c, uint64_t pc, uint64_t fetch, uint64_t issue, uint64_t ready);
 

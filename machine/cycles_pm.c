@@ -73,6 +73,8 @@ void pm_history(cycles_core *c, const cycles_insn *last, uint64_t last_pc, uint6
         s->hist_len++;
 }
 
+static void pm_path_out(cycles_core *c, const cycles_pm *r);
+
 /* b issued while a was in progress: from the cycle a's fetch block could
  * issue up to, not including, the cycle a's result is ready; the cycles
  * the paper's issue slots count for a are the same ones. */
@@ -87,6 +89,8 @@ void pm_tagged(cycles_core *c, cycles_pm *r, bool first, bool second)
     s->st.tagged++;
     r->hist = s->hist;
     r->hist_len = s->hist_len;
+    if (s->paths)
+        pm_path_out(c, r);
     if (second) {
         cycles_pm pair[2] = { s->first, *r };
         pair[1].flags |= CPM_PAIRED;
@@ -179,4 +183,50 @@ void cycles_pm_truth_flush(cycles_core *c)
     for (size_t i = 0; s->truth && i < s->nopen; i++)
         truth_close(c, &s->open[i]);
     s->nopen = 0;
+}
+
+/* ---- the true paths behind the histories -------------------------------------- */
+
+void cycles_set_pm_paths(cycles_core *c, void (*fn)(void *ctx, const cycles_pm *r, const cycles_run *run, uint32_t n),
+                         void *ctx)
+{
+    c->pm.paths = fn;
+    c->pm.paths_ctx = ctx;
+}
+
+/* A block went through the model: a run of its own, or the newest run
+ * grown when control fell through into it (a block cut short, a
+ * conditional branch not taken), so runs are maximal. */
+void pm_run(cycles_core *c, uint64_t pc, uint32_t n, bool cbr)
+{
+    pm_state *s = &c->pm;
+    cycles_run *r = s->nruns ? &s->runs[(s->nruns - 1) % CYCLES_RUNS] : NULL;
+    if (!r || r->end != pc) {
+        r = &s->runs[s->nruns++ % CYCLES_RUNS];
+        r->start = pc;
+        r->cbr = 0;
+    }
+    r->end = pc + 4 * (uint64_t)n;
+    r->cbr += cbr;
+}
+
+/* The runs that led to a tagged instruction, newest first (cycles.h). */
+static void pm_path_out(cycles_core *c, const cycles_pm *r)
+{
+    pm_state *s = &c->pm;
+    cycles_run out[CYCLES_RUNS + 1];
+    uint32_t n = 1, cbr = 0;
+    uint64_t k = s->nruns, oldest = s->nruns > CYCLES_RUNS ? s->nruns - CYCLES_RUNS : 0;
+    out[0] = (cycles_run){ s->block_start, r->pc + 4, 0 };
+    if (k > oldest && s->runs[(k - 1) % CYCLES_RUNS].end == out[0].start) {
+        /* (its block continues the newest run) */
+        out[0].start = s->runs[(k - 1) % CYCLES_RUNS].start;
+        cbr = out[0].cbr = s->runs[(k - 1) % CYCLES_RUNS].cbr;
+        k--;
+    }
+    while (cbr < r->hist_len && k > oldest) {
+        out[n] = s->runs[--k % CYCLES_RUNS];
+        cbr += out[n++].cbr;
+    }
+    s->paths(s->paths_ctx, r, out, n);
 }

@@ -220,6 +220,18 @@ typedef struct axp_pm {
 typedef void (*axp_pm_hook)(void *ctx, const axp_pm *r, int n);
 void axp_set_pm_hook(axp_machine *m, axp_pm_hook fn, void *ctx);
 int axp_set_profileme_window(axp_machine *m, uint64_t window, char *err, size_t errsz);
+/* The true path behind each ProfileMe record (docs/machine.md
+ * "ProfileMe"), for measuring path reconstruction: the record's process,
+ * pc and history, and the runs of consecutive addresses the thread went
+ * through up to it, newest first (the first ends after pc), back as far
+ * as the history's oldest conditional branch (at most AXP_PM_RUNS + 1
+ * runs).  The hook may be called from the model's thread.  Changes no
+ * cycle or sample.  Set before the run. */
+#define AXP_PM_RUNS 64
+typedef struct axp_pm_run { uint64_t start, end; } axp_pm_run;
+typedef void (*axp_pm_path_hook)(void *ctx, int pid, uint64_t pc, uint16_t hist, uint8_t hist_len,
+                                 const axp_pm_run *run, unsigned n);
+void axp_set_pm_path_hook(axp_machine *m, axp_pm_path_hook fn, void *ctx);
 bool axp_pmu_profileme(const axp_machine *m);
 
 /* One PMU interrupt: the sample's CPU, process, PC and event number. */

@@ -38,6 +38,7 @@ struct timing {
     uint32_t *pid;               /* per CPU: the process its model works for */
     bool values_insns;           /* axp_set_values_clock */
     uint32_t pm_window;          /* axp_set_profileme_window */
+    struct pm_path_fwd { machine *m; int cpuno; } *pathfwd;  /* per CPU, with the path hook */
 };
 
 _Static_assert((int)AXP_PM_IMISS == (int)CPM_IMISS && (int)AXP_PM_ITBMISS == (int)CPM_ITBMISS && (int)AXP_PM_DMISS == (int)CPM_DMISS &&
@@ -102,6 +103,12 @@ void axp_set_pm_hook(axp_machine *m, axp_pm_hook fn, void *ctx)
 {
     m->pmhook = fn;
     m->pmhook_ctx = ctx;
+}
+
+void axp_set_pm_path_hook(axp_machine *m, axp_pm_path_hook fn, void *ctx)
+{
+    m->pathhook = fn;
+    m->pathhook_ctx = ctx;
 }
 
 int axp_set_profileme_window(axp_machine *m, uint64_t window, char *err, size_t errsz)
@@ -310,6 +317,17 @@ static void pm_sink(void *ctx, int cpuno, const cycles_pm *r, int n)
     m->pmhook(m->pmhook_ctx, out, n);
 }
 
+/* A ProfileMe record's true path, to the hook with its process. */
+static void pm_path_sink(void *ctx, const cycles_pm *r, const cycles_run *run, uint32_t n)
+{
+    struct pm_path_fwd *f = ctx;
+    _Static_assert(CYCLES_RUNS == AXP_PM_RUNS, "the machine passes the model's runs");
+    axp_pm_run out[CYCLES_RUNS + 1];    /* (n is at most that: the ring and the tagged one's own) */
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = (axp_pm_run){ run[i].start, run[i].end };
+    f->m->pathhook(f->m->pathhook_ctx, (int)f->m->tm->pid[f->cpuno], r->pc, r->hist, r->hist_len, out, n);
+}
+
 int timing_start(machine *m, char *err, size_t errsz)
 {
     struct timing *t = m->tm;
@@ -346,6 +364,12 @@ int timing_start(machine *m, char *err, size_t errsz)
                 pmu_set_values_sink(t->pmu[i], values_interrupt);
             if (t->pc.profileme)
                 pmu_set_pm_sink(t->pmu[i], pm_sink);
+            if (t->pc.profileme && m->pathhook) {
+                if (!t->pathfwd && !(t->pathfwd = calloc((size_t)m->ncpu, sizeof *t->pathfwd)))
+                    goto oom;
+                t->pathfwd[i] = (struct pm_path_fwd){ m, i };
+                cycles_set_pm_paths(t->core[i], pm_path_sink, &t->pathfwd[i]);
+            }
         }
         if (t->truth) {
             t->fwd[i].m = m;
@@ -397,6 +421,7 @@ void timing_free(machine *m)
     free(t->pmu);
     free(t->tt);
     free(t->fwd);
+    free(t->pathfwd);
     free(t->pid);
     free(t);
     m->tm = NULL;

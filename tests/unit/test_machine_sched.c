@@ -152,6 +152,20 @@ static void pm_truth(void *ctx, uint64_t pc, uint64_t slots, uint64_t used)
     (void)used;
     pm_truth_execs++;
 }
+/* The true paths: one per record, the first run ending right after the
+ * tagged instruction, every run well formed and runs maximal (no run
+ * ends where the next newer one starts). */
+static uint64_t pm_paths_seen, pm_paths_bad;
+static void pm_path(void *ctx, const cycles_pm *r, const cycles_run *run, uint32_t n)
+{
+    (void)ctx;
+    pm_paths_seen++;
+    bool ok = n >= 1 && n <= CYCLES_RUNS + 1 && run[0].end == r->pc + 4 && run[0].start <= r->pc;
+    for (uint32_t k = 0; k < n; k++)
+        ok = ok && run[k].start < run[k].end && !((run[k].start | run[k].end) & 3) &&
+             (!k || run[k].end != run[k - 1].start);
+    pm_paths_bad += !ok;
+}
 static bool pm_fast;
 
 static void run(const char *const *set, const char *pmuspec, bool trace, long steps, uint64_t seed)
@@ -178,8 +192,10 @@ static void run(const char *const *set, const char *pmuspec, bool trace, long st
         cr_assert(uf && us);
         pmu_set_pm_sink(uf, pm_sink);
     }
-    if (pm_fast)
+    if (pm_fast) {
         cycles_set_pm_truth(fast, pm_truth, NULL);
+        cycles_set_pm_paths(fast, pm_path, NULL);
+    }
     cycles_set_trace(fast, trace);
     cycles_set_trace(slow, trace);
     cycles_set_asn(fast, 1);
@@ -250,19 +266,22 @@ Test(sched, same_samples)
     run(NULL, "cycles:1000", true, 10000, 79);
 }
 
-/* ProfileMe's tagging and its truth change no cycle, count and sample:
- * the fast core with schedules, ProfileMe pairs and the truth against
- * the slow one without any. */
+/* ProfileMe's tagging and its truths (issue slots, paths) change no
+ * cycle, count and sample: the fast core with schedules, ProfileMe pairs
+ * and the truths against the slow one without any. */
 Test(sched, profileme_changes_nothing)
 {
     pm_fast = true;
-    pm_records = pm_insns = pm_truth_execs = 0;
+    pm_records = pm_insns = pm_truth_execs = pm_paths_seen = pm_paths_bad = 0;
     run(NULL, "cycles:1000,dmiss:64,profileme:200", false, 40000, 91);
     cr_assert(pm_truth_execs <= pm_insns && pm_truth_execs + 1000 >= pm_insns, "truth of %lu of %lu",
               (unsigned long)pm_truth_execs, (unsigned long)pm_insns);
     cr_assert_gt(pm_records, pm_insns / 400, "%lu records for %lu instructions", (unsigned long)pm_records,
                  (unsigned long)pm_insns);
     cr_assert_lt(pm_records, pm_insns / 100);
+    cr_assert_eq(pm_paths_seen, pm_records, "%lu paths for %lu records", (unsigned long)pm_paths_seen,
+                 (unsigned long)pm_records);
+    cr_assert_eq(pm_paths_bad, 0, "%lu malformed paths", (unsigned long)pm_paths_bad);
     pm_fast = false;
 }
 

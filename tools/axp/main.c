@@ -11,6 +11,7 @@
 #include "machine/machine.h"
 #include "tools/axp/collect.h"
 #include "tools/axp/paths.h"
+#include "tools/axp/pm_truth.h"
 
 extern char **environ;
 
@@ -49,6 +50,9 @@ static void usage(FILE *f)
         "  --profileme-window W\n"
         "                   pair each ProfileMe sample with a second one 1..W fetched\n"
         "                   instructions later (default 0: no pairs)\n"
+        "  --profileme-truth FILE\n"
+        "                   write the true path behind each ProfileMe sample's branch\n"
+        "                   history, for measuring path reconstruction\n"
         "  --values-length N\n"
         "                   instructions each value-sampling run records (default %d,\n"
         "                   at most %d)\n"
@@ -115,6 +119,7 @@ typedef struct run_opts {
     const char *values_skip;    /* NULL: the machine's default */
     const char *values_clock;   /* NULL: the machine's default, instructions */
     const char *pm_window;      /* --profileme-window, NULL: none */
+    const char *pm_truth;       /* --profileme-truth, NULL: none */
     collect_options co;
     bool policy_set, timing;
     const char *ev5[256];
@@ -211,6 +216,8 @@ static int run_option(int argc, char **argv, int *i, run_opts *o, bool *missing)
             return AXP_EXIT_USAGE;
         }
         o->pm_window = v;
+    } else if ((v = optval(argc, argv, i, "--profileme-truth", missing))) {
+        o->pm_truth = v;
     } else if ((v = optval(argc, argv, i, "--values-log", missing))) {
         o->values_log = v;
     } else if ((v = optval(argc, argv, i, "--truth", missing))) {
@@ -303,7 +310,8 @@ static int parse_run(int argc, char **argv, run_opts *o)
                       : o->policy_set ? "--driver-policy" : o->co.sample_log ? "--sample-log"
                       : o->values_log ? "--values-log" : o->values_length ? "--values-length"
                       : o->values_skip ? "--values-skip" : o->values_clock ? "--values-clock"
-                      : o->stacks ? "--stacks" : o->pm_window ? "--profileme-window" : NULL;
+                      : o->stacks ? "--stacks" : o->pm_window ? "--profileme-window"
+                      : o->pm_truth ? "--profileme-truth" : NULL;
     if (needs && !o->pmu) {
         fprintf(stderr, "axp: %s needs --pmu (which events to sample)\n", needs);
         return AXP_EXIT_USAGE;
@@ -357,6 +365,11 @@ static axp_machine *make_machine(run_opts *o)
         axp_free(m);
         return NULL;
     }
+    if (o->pm_truth && !axp_pmu_profileme(m)) {
+        fprintf(stderr, "axp: --profileme-truth needs profileme among the --pmu events\n");
+        axp_free(m);
+        return NULL;
+    }
     if (o->truth)
         axp_record_truth(m);
     return m;
@@ -365,9 +378,10 @@ static axp_machine *make_machine(run_opts *o)
 /* The result files: temporaries made before the run, so a bad path fails
  * first, and renamed into place only when written whole (common/outfile.h):
  * a full disk or a killed run never leaves an empty or truncated file. */
-enum { R_TRUTH, R_STATS, R_EXACT, R_PATHS, R_CCT, R_COUNT };
+enum { R_TRUTH, R_STATS, R_EXACT, R_PATHS, R_CCT, R_PMTRUTH, R_COUNT };
 typedef struct results { outfile of[R_COUNT]; bool open[R_COUNT]; } results;
-static const char *const result_opt[R_COUNT] = { "--truth", "--stats", "--exact", "--paths", "--cct" };
+static const char *const result_opt[R_COUNT] = { "--truth", "--stats", "--exact", "--paths", "--cct",
+                                                  "--profileme-truth" };
 
 static void results_close(results *r)
 {
@@ -380,7 +394,7 @@ static void results_close(results *r)
 static bool results_open(const run_opts *o, results *r)
 {
     memset(r, 0, sizeof *r);
-    const char *path[R_COUNT] = { o->truth, o->stats, o->exact, o->paths, o->cct };
+    const char *path[R_COUNT] = { o->truth, o->stats, o->exact, o->paths, o->cct, o->pm_truth };
     char err[512];
     for (int k = 0; k < R_COUNT; k++) {
         if (!path[k])
@@ -399,9 +413,10 @@ static bool results_open(const run_opts *o, results *r)
 
 /* Write the result files; status, or 1 when it was 0 and a file could not
  * be written (then no file is left in its place). */
-static int write_result(int k, axp_machine *m, axp_paths *ap, FILE *f)
+static int write_result(int k, axp_machine *m, axp_paths *ap, const pm_truth *pt, FILE *f)
 {
     switch (k) {
+    case R_PMTRUTH: return pm_truth_write(pt, f);
     case R_TRUTH: return axp_write_truth(m, f);
     case R_STATS: return axp_write_stats(m, f);
     case R_EXACT: return axp_write_exact(m, f);
@@ -410,17 +425,17 @@ static int write_result(int k, axp_machine *m, axp_paths *ap, FILE *f)
     }
 }
 
-static int results_write(axp_machine *m, axp_paths *ap, results *r, int status)
+static int results_write(axp_machine *m, axp_paths *ap, const pm_truth *pt, results *r, int status)
 {
     /* --stats first, as before: the cheapest to lose is written last. */
-    static const int order[R_COUNT] = { R_STATS, R_EXACT, R_PATHS, R_CCT, R_TRUTH };
+    static const int order[R_COUNT] = { R_STATS, R_EXACT, R_PATHS, R_CCT, R_TRUTH, R_PMTRUTH };
     char err[512];
     for (int i = 0; i < R_COUNT; i++) {
         int k = order[i];
         if (!r->open[k])
             continue;
         r->open[k] = false;
-        if (write_result(k, m, ap, r->of[k].fp) != 0) {
+        if (write_result(k, m, ap, pt, r->of[k].fp) != 0) {
             fprintf(stderr, "axp: %s %s: cannot write: %s\n", result_opt[k], r->of[k].path, strerror(errno));
             outfile_abort(&r->of[k]);
             status = status ? status : 1;
@@ -467,9 +482,19 @@ static int cmd_run(int argc, char **argv)
         axp_free(m);
         return AXP_EXIT_INTERNAL;
     }
+    pm_truth *pt = NULL;
+    if (o.pm_truth && !(pt = pm_truth_start(m))) {
+        fprintf(stderr, "axp: out of memory\n");
+        results_close(&res);
+        axp_paths_free(ap);
+        collect_close(col);
+        axp_free(m);
+        return AXP_EXIT_INTERNAL;
+    }
     if (axp_spawn(m, prog, argv + o.prog, environ, err, sizeof err) != 0) {
         fprintf(stderr, "axp: %s\n", err);
         results_close(&res);
+        pm_truth_free(pt);
         axp_paths_free(ap);
         collect_close(col);
         axp_free(m);
@@ -492,10 +517,11 @@ static int cmd_run(int argc, char **argv)
             }
         status = status ? status : 1;
     }
-    status = results_write(m, ap, &res, status);
+    status = results_write(m, ap, pt, &res, status);
     axp_paths_free(ap);
     collect_close(col);
     axp_free(m);
+    pm_truth_free(pt);
     return status;
 }
 

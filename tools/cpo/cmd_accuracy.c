@@ -7,7 +7,10 @@
  * the stall culprits name the true cause (estimator/culprits.h).  With
  * --profileme, also the frequencies counted from the selection's ProfileMe
  * samples (estimator/profileme.h), and both estimates' block errors
- * weighted by true executions, side by side.
+ * weighted by true executions, side by side.  With --pm-paths (axp's
+ * --profileme-truth of the same run), how often path reconstruction
+ * (estimator/profileme.h) finds the true paths behind the samples of
+ * instructions with at least --pm-min samples (default 100).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,11 +19,12 @@
 #include "estimator/culprits.h"
 #include "estimator/freq.h"
 #include "estimator/profileme.h"
+#include "profdb/pm_truth.h"
 #include "profdb/truth.h"
 #include "tools/cpo/commands.h"
 
 #define USAGE "usage: cpo accuracy --exact FILE --image IMAGE [--truth FILE] [--db DIR] [--epoch E|--all-epochs]\n" \
-              "                    [--json] [--worst N] [--profileme]\n"
+              "                    [--json] [--worst N] [--profileme] [--pm-paths FILE [--pm-min N]]\n"
 
 static void part_text(const char *what, const char *weighted, const est_accuracy_part *p)
 {
@@ -192,11 +196,63 @@ static bool profileme(const est_selection *sel, const est_analysis *a, const est
     return true;
 }
 
+/* Path reconstruction against --profileme-truth (estimator/pm_paths_acc.c). */
+static bool pm_paths(const est_selection *sel, const est_analysis *a, const char *path, double min, bool json)
+{
+    char msg[1024] = "", key[PROFDB_KEY_MAX];
+    profdb_key(a->img->build_id, a->img->build_id_len, a->img->path, key);
+    profdb_error perr;
+    profdb_pm_truth *t = profdb_pm_truth_read(path, &perr);
+    if (!t) {
+        fprintf(stderr, "cpo: accuracy: %s\n", perr.msg);
+        return false;
+    }
+    profdb_pm *e = NULL;
+    size_t n = 0;
+    est_freq *f = NULL;
+    est_pm_path_accuracy r;
+    bool ok = est_pm_load(sel, key, &e, &n, msg, sizeof msg) && n &&
+              (f = est_freq_from_pm(a->cfg, e, n, NULL, msg, sizeof msg)) &&
+              est_pm_path_accuracy_of(a->cfg, f, e, n, t, min, &r);
+    if (!ok)
+        fprintf(stderr, "cpo: accuracy: %s\n", msg[0] ? msg : !n ? "no ProfileMe samples of the image" : "out of memory");
+    est_freq_free(f);
+    free(e);
+    profdb_pm_truth_free(t);
+    if (!ok)
+        return false;
+    double k = r.samples - r.unknown, d = k > 0 ? k : 1;
+    if (json) {
+        printf("  \"pm_paths\": {\"min_samples\": %.0f, \"instructions\": %.0f, \"samples\": %.0f, \"unknown\": %.0f, "
+               "\"known\": %.0f, \"top\": %.4f, \"in_set\": %.4f, \"own_top\": %.4f, \"consistent\": %.4f, "
+               "\"ambiguous\": %.4f, \"true_score\": %.4f, \"top_score\": %.4f, \"distance\": %.4f, "
+               "\"ends\": {\"history\": %.4f, \"entry\": %.4f, \"call\": %.4f, \"length\": %.4f}},\n",
+               min, r.instructions, r.samples, r.unknown, k, r.top / d, r.in_set / d, r.own_top / d,
+               r.consistent / d, r.ambiguous / d, r.true_score / d, r.top_score / d, r.distance / d,
+               r.ends[0] / d, r.ends[1] / d, r.ends[2] / d, r.ends[3] / d);
+        return true;
+    }
+    printf("\nPath reconstruction against the true paths: %.0f instructions with at least %.0f samples,\n"
+           "%.0f samples (%.0f whose true path the truth does not reach back for)\n", r.instructions, min,
+           r.samples, r.unknown);
+    printf("  true path is the top-scored           %5.1f%%\n", 100 * r.top / d);
+    printf("  true path is among the reconstructed  %5.1f%%\n", 100 * r.in_set / d);
+    printf("  true path is its history's top        %5.1f%%\n", 100 * r.own_top / d);
+    printf("  true path agrees with its history     %5.1f%%\n", 100 * r.consistent / d);
+    printf("  history allows several paths          %5.1f%%\n", 100 * r.ambiguous / d);
+    printf("  mean score of the true path %.3f, of the top path %.3f; scores to true shares: %.3f\n",
+           r.true_score / d, r.top_score / d, r.distance / d);
+    printf("  true paths end: history %.1f%%, entry %.1f%%, call %.1f%%, length %.1f%%\n", 100 * r.ends[0] / d,
+           100 * r.ends[1] / d, 100 * r.ends[2] / d, 100 * r.ends[3] / d);
+    return true;
+}
+
 int cmd_accuracy(int argc, char **argv)
 {
     est_selection sel = { 0 };
     est_error err;
-    const char *exact = NULL, *imgpath = NULL, *truthpath = NULL;
+    const char *exact = NULL, *imgpath = NULL, *truthpath = NULL, *pmtruth = NULL;
+    double pm_min = 100;
     bool json = false, pm = false;
     long nworst = 0;
     int rc = 0;
@@ -215,6 +271,15 @@ int cmd_accuracy(int argc, char **argv)
             imgpath = argv[++i];
         } else if (!strcmp(argv[i], "--json")) {
             json = true;
+        } else if (!strcmp(argv[i], "--pm-paths") && i + 1 < argc) {
+            pmtruth = argv[++i];
+        } else if (!strcmp(argv[i], "--pm-min") && i + 1 < argc) {
+            char *end;
+            pm_min = strtod(argv[++i], &end);
+            if (*end || !(pm_min >= 1) || pm_min > 1e15) {
+                fprintf(stderr, "cpo: accuracy: --pm-min '%s' is not a count of at least 1\n%s", argv[i], USAGE);
+                rc = 2;
+            }
         } else if (!strcmp(argv[i], "--profileme")) {
             pm = true;
         } else if (!strcmp(argv[i], "--worst") && i + 1 < argc) {
@@ -271,6 +336,8 @@ int cmd_accuracy(int argc, char **argv)
     if (json) {
         printf("{\n  \"image\": \"%s\",\n  \"samples\": %.0f,\n  \"period\": %.1f,\n", imgpath, a->samples,
                a->period);
+        if (pmtruth && !pm_paths(&sel, a, pmtruth, pm_min, true))
+            rc = 1;
         part_json("blocks", &acc.blocks, false);
         part_json("edges", &acc.edges, !truthpath && !pm);
         if (truthpath)
@@ -291,6 +358,8 @@ int cmd_accuracy(int argc, char **argv)
         if (nworst)
             worst_blocks(a, truth, (size_t)nworst);
         if (pm && !profileme(&sel, a, truth, false))
+            rc = 1;
+        if (pmtruth && !pm_paths(&sel, a, pmtruth, pm_min, false))
             rc = 1;
     }
     est_freq_free(truth);
