@@ -19,29 +19,8 @@
 # PM_PERIOD the ProfileMe period (default: per workload, the density at
 # which 98% of the samples' blocks come within 5%: 64, and 16 for
 # speedtest1, whose run is shortest), PM_DMISS the dmiss period (500).
-set -u
-export AXP_EPOCH=${AXP_EPOCH:-1700000000}
-BUILD=${BUILD:-build}
-B=$BUILD/bin
-WL=$BUILD/workloads
+. "$(dirname "$0")/profileme.inc"
 DM=${PM_DMISS:-500}
-[ -x "$B/cpo" ] && [ -x "$B/axp" ] && [ -x "$B/cpod" ] || { echo "tools not built (make)"; exit 1; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cpo-bench-pm.XXXXXX")
-cleanup() {
-  for d in "$tmp"/db-*; do "$B/cpo" quit --db "$d" >/dev/null 2>&1; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-"$WL/host/datagen" -g2M -P40 -s7 >"$tmp/z.dat" 2>/dev/null
-
-WORKLOADS=${PM_WORKLOADS:-"lua-sort speedtest1 zstd"}
-spec() {
-  case $1 in
-    lua-*) echo "$WL/bin/lua-static tests/workloads/lua/${1#lua-}.lua";;
-    speedtest1) echo "$WL/bin/speedtest1-static --size 1";;
-    zstd) echo "$WL/bin/zstd-static -3 -c $tmp/z.dat";;
-  esac
-}
 
 for w in $WORKLOADS; do
   read -r img args <<<"$(spec "$w")"

@@ -11,29 +11,8 @@
 # PM_WORKLOADS picks the workloads (default: lua sort, speedtest1, zstd),
 # PM_PERIOD the ProfileMe period (default 256, 64 for speedtest1, whose
 # run is shortest).
-set -u
-export AXP_EPOCH=${AXP_EPOCH:-1700000000}
-BUILD=${BUILD:-build}
-B=$BUILD/bin
-WL=$BUILD/workloads
+. "$(dirname "$0")/profileme.inc"
 MIN=${PM_MIN:-100}
-[ -x "$B/cpo" ] && [ -x "$B/axp" ] && [ -x "$B/cpod" ] || { echo "tools not built (make)"; exit 1; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cpo-bench-pmp.XXXXXX")
-cleanup() {
-  for d in "$tmp"/db-*; do "$B/cpo" quit --db "$d" >/dev/null 2>&1; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-"$WL/host/datagen" -g2M -P40 -s7 >"$tmp/z.dat" 2>/dev/null
-
-WORKLOADS=${PM_WORKLOADS:-"lua-sort speedtest1 zstd"}
-spec() {
-  case $1 in
-    lua-*) echo "$WL/bin/lua-static tests/workloads/lua/${1#lua-}.lua";;
-    speedtest1) echo "$WL/bin/speedtest1-static --size 1";;
-    zstd) echo "$WL/bin/zstd-static -3 -c $tmp/z.dat";;
-  esac
-}
 
 printf '%-11s %4s %9s %6s %9s %6s %6s %6s %6s %6s %6s %6s %6s  %s\n' workload P records instrs samples \
   top in-set own-top agrees ambig true-s top-s dist "ends: history/entry/call/length"
