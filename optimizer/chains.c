@@ -35,12 +35,10 @@ static int by_weight(const void *a, const void *b)
  * code too rare to be sampled.  Keeping such blocks in the hot part, in
  * case, spread every sampled procedure's hot code over more lines and cost
  * more on held-out inputs than the branches to the cold area that an input
- * running them pays (docs/notes/optimizer-samples.md).  But where the
- * sampling could not have seen a warm block (zeros_sure false: the caller
- * knows), a zero estimate only says the block is rare, and it stays. */
-static bool sure_cold(const est_proc_freq *fp, uint32_t b, bool zeros_sure)
+ * running them pays (docs/notes/optimizer-samples.md). */
+static bool sure_cold(const est_proc_freq *fp, uint32_t b)
 {
-    return fp->block[b] <= 0 && (zeros_sure || fp->block_conf[b] == EST_CONF_EXACT);
+    return fp->block[b] <= 0;
 }
 
 static double chain_heat(const est_proc_freq *fp, const uint32_t *next, uint32_t h)
@@ -63,14 +61,9 @@ static bool warm_sure(const est_proc_freq *fp, const uint32_t *next, uint32_t h)
 
 /* Chains as linked lists: next[], and for each chain head its tail. */
 bool opt_chain_proc(const cfg_proc *p, const est_proc_freq *fp, const opt_options *o,
-                    double sure_from, opt_proc_layout *out)
+                    opt_proc_layout *out)
 {
     size_t nb = p->nblocks;
-    double fmax = 0;
-    for (size_t b = 0; b < nb; b++)
-        if (fp->block[b] > fmax)
-            fmax = fp->block[b];
-    bool zeros_sure = sure_from <= 0 || fmax >= sure_from;
     uint32_t *next = malloc(nb * sizeof *next), *head = malloc(nb * sizeof *head);
     uint32_t *tail = malloc(nb * sizeof *tail);
     wedge *ed = malloc((p->nedges + 1) * sizeof *ed);
@@ -182,7 +175,7 @@ bool opt_chain_proc(const cfg_proc *p, const est_proc_freq *fp, const opt_option
                 continue;
             bool cold = !o->no_split;
             for (uint32_t x = h; x != CFG_NONE; x = next[x])
-                cold = cold && sure_cold(fp, x, zeros_sure);
+                cold = cold && sure_cold(fp, x);
             bool warm = chain_heat(fp, next, h) > 0;
             /* pass 0: never-run chains stay hot when splitting is off;
              * 1: warm to cold (--split-warm); 2: never ran, to cold */

@@ -21,11 +21,8 @@ typedef struct opt_proc_layout {
     size_t n, split;
 } opt_proc_layout;
 
-/* sure_from: a block estimated never to run goes to the cold area only
- * when the procedure's hottest block ran at least this often (0: always);
- * exact zeros always go. */
 bool opt_chain_proc(const cfg_proc *p, const est_proc_freq *fp, const opt_options *o,
-                    double sure_from, opt_proc_layout *out);
+                    opt_proc_layout *out);
 void opt_align_proc(const cfg_proc *p, const est_proc_freq *fp, const ev5_params *ev5,
                     opt_proc_layout *L, double proc_max);
 

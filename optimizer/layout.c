@@ -235,35 +235,6 @@ static bool count_lines(lineset *s, const double *shared, uint32_t nsets, uint64
     return true;
 }
 
-static int by_value(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-/* About what one sample stands for, in executions: the 1st percentile of
- * the blocks' estimates from samples (estimates under one execution are
- * what the flow step leaves, not samples).  0 when nothing is estimated
- * from samples (exact counts). */
-static double sample_level(const cfg_program *prog, const est_freq *f)
-{
-    size_t n = 0, k = 0;
-    for (size_t i = 0; i < prog->nprocs; i++)
-        for (size_t b = 0; b < prog->procs[i].nblocks; b++)
-            n += f->procs[i].block[b] >= 1 && f->procs[i].block_conf[b] != EST_CONF_EXACT;
-    double *v = n ? malloc(n * sizeof *v) : NULL, level = 0;
-    if (!v)
-        return 0;
-    for (size_t i = 0; i < prog->nprocs; i++)
-        for (size_t b = 0; b < prog->procs[i].nblocks; b++)
-            if (f->procs[i].block[b] >= 1 && f->procs[i].block_conf[b] != EST_CONF_EXACT)
-                v[k++] = f->procs[i].block[b];
-    qsort(v, n, sizeof *v, by_value);
-    level = v[n / 100];
-    free(v);
-    return level;
-}
-
 static double proc_insns(const cfg_proc *p, const est_proc_freq *fp, double *maxb)
 {
     double s = 0;
@@ -446,12 +417,10 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
     lineset before = { 0 }, after = { 0 };
     bool ok = pi && ran && L && fl && prog_sets && res->notes;
     uint32_t maxhot = 0;
-    double maxb, total = 0, seen = ok ? sample_level(prog, f) : 0;
-    for (size_t i = 0; ok && i < np; i++)
-        total += pi[i].insns = proc_insns(&prog->procs[i], &f->procs[i], &maxb);
     for (size_t i = 0; ok && i < np; i++) {
         const cfg_proc *p = &prog->procs[i];
         const est_proc_freq *fp = &f->procs[i];
+        double maxb;
         pi[i].insns = proc_insns(p, fp, &maxb);
         res->insns += pi[i].insns;
         if (pi[i].insns <= 0 || !p->nblocks) {
@@ -460,11 +429,7 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
             continue;
         }
         ran[nran++] = (uint32_t)i;
-        /* In a hot procedure, a zero estimate is taken for "never ran" only
-         * where a warm block would have been seen: the hottest block ran at
-         * least 1/OPT_WARM_SHARE times what one sample stands for. */
-        double sure_from = pi[i].insns >= total * OPT_HOT_SHARE ? seen / OPT_WARM_SHARE : 0;
-        ok = opt_chain_proc(p, fp, o, sure_from, &L[i]);
+        ok = opt_chain_proc(p, fp, o, &L[i]);
         if (ok && !o->no_align)
             opt_align_proc(p, fp, ev5, &L[i], maxb);
         uint32_t cold;

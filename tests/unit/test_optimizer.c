@@ -107,7 +107,7 @@ Test(optimizer, hot_edges_fall_through_and_never_run_code_goes_cold)
     diamond(&f);
     opt_options o = { 0 };
     opt_proc_layout L = { 0 };
-    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, 0, &L));
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
     cr_assert_eq(L.n, 5);
     cr_assert_eq(L.order[0], 0, "entry first");
     cr_assert_eq(pos(&L, 2), 1, "the 990-times successor falls through");
@@ -135,44 +135,20 @@ Test(optimizer, unsampled_code_is_cold_and_no_split_keeps_it_hot)
     f.bc[4] = EST_CONF_LOW;          /* a zero from samples: never sampled */
     opt_options o = { 0 };
     opt_proc_layout L = { 0 };
-    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, 0, &L));
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
     cr_assert_eq(L.split, 4, "a zero of low confidence goes to the cold area too");
     cr_assert_eq(L.order[4], 4);
     cr_assert_eq(L.n, 5);
     layout_free(&L);
     f.bf[4] = 1e-3;                  /* ran, however rarely: stays hot */
-    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, 0, &L));
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
     cr_assert_eq(L.split, PLAN_NOSPLIT);
     layout_free(&L);
     f.bf[4] = 0;
     o.no_split = true;
     f.bc[4] = EST_CONF_EXACT;
-    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, 0, &L));
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
     cr_assert_eq(L.split, PLAN_NOSPLIT);
-    layout_free(&L);
-}
-
-Test(optimizer, a_zero_sampling_could_not_tell_from_warm_stays_hot)
-{
-    fixture f;
-    diamond(&f);
-    f.bc[4] = EST_CONF_LOW;          /* a zero from samples */
-    double fmax = 0;
-    for (int b = 0; b < 5; b++)
-        if (f.bf[b] > fmax)
-            fmax = f.bf[b];
-    opt_options o = { 0 };
-    opt_proc_layout L = { 0 };
-    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, fmax * 2, &L));
-    cr_assert_eq(L.split, PLAN_NOSPLIT, "the hottest block is below sure_from: the zero stays");
-    cr_assert_eq(L.order[4], 4, "after the blocks that ran");
-    layout_free(&L);
-    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, fmax, &L));
-    cr_assert_eq(L.split, 4, "at sure_from the zero goes cold");
-    layout_free(&L);
-    f.bc[4] = EST_CONF_EXACT;        /* an exact zero goes whatever sure_from */
-    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, fmax * 2, &L));
-    cr_assert_eq(L.split, 4);
     layout_free(&L);
 }
 
@@ -184,12 +160,12 @@ Test(optimizer, warm_code_follows_the_hot_and_splits_only_when_asked)
     f.bf[2] = 999, f.ef[0] = 999, f.ef[4] = 999;
     opt_options o = { 0 };
     opt_proc_layout L = { 0 };
-    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, 0, &L));
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
     cr_assert(pos(&L, 1) > pos(&L, 3), "warm block after the hot ones");
     cr_assert_eq(L.split, 4);
     layout_free(&L);
     o.split_warm = true;
-    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, 0, &L));
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
     cr_assert_eq(L.split, 3, "warm block 1 and cold block 4 both cold");
     cr_assert(pos(&L, 1) >= L.split);
     layout_free(&L);
@@ -211,7 +187,7 @@ Test(optimizer, glue_after_a_call_holds)
     finish(&f);
     opt_options o = { 0 };
     opt_proc_layout L = { 0 };
-    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, 0, &L));
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
     cr_assert_eq(pos(&L, 1), pos(&L, 0) + 1);
     cr_assert_eq(pos(&L, 3), 2, "1's hot successor 3 falls through");
     cr_assert_eq(pos(&L, 2), 3);
@@ -238,7 +214,7 @@ Test(optimizer, loop_heads_aligned_only_where_no_path_runs_the_padding)
     ev5_defaults(&ev5);
     opt_options o = { 0 };
     opt_proc_layout L = { 0 };
-    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, 0, &L));
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
     opt_align_proc(&f.p, &f.fp, &ev5, &L, 100000);
     /* 0 falls into 1: padding there would run every time 0 does. */
     cr_assert_eq(L.align[pos(&L, 1)], 0);
