@@ -40,15 +40,20 @@ static bool add_edge(edge_list *B, uint32_t from, uint32_t to, uint8_t kind, uin
     return true;
 }
 
+double cfg_paths_depth_weight(const cfg_proc *f, uint32_t e)
+{
+    uint32_t b = f->edges[e].from < f->nblocks ? f->edges[e].from : f->edges[e].to;
+    uint32_t d = b < f->nblocks ? f->blocks[b].loop_depth : 0;
+    return pow(8, d < 10 ? d : 10);
+}
+
 static double edge_weight(const cfg_proc *f, const double *weight, uint32_t e)
 {
     if (e == CFG_NONE)
         return 0;
     if (weight)
         return weight[e] > 0 ? weight[e] : 0;
-    uint32_t b = f->edges[e].from < f->nblocks ? f->edges[e].from : f->edges[e].to;
-    uint32_t d = b < f->nblocks ? f->blocks[b].loop_depth : 0;
-    return pow(8, d < 10 ? d : 10);
+    return cfg_paths_depth_weight(f, e);
 }
 
 /* The walk: reach[b] for blocks the entries reach, back[e] for retreating

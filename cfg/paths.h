@@ -65,6 +65,9 @@ typedef struct cfg_paths {
  * 2^63 paths, when its CFG misses edges (CFG_PF_MISSING), or out of memory. */
 bool cfg_paths_build(const cfg_proc *f, const double *weight, cfg_paths *out, char *err,
                      size_t errlen);
+/* The weight cfg_paths_build gives edge e when it is given none: 8 to the
+ * loop depth of its source (of its target for an entry edge), at most 8^10. */
+double cfg_paths_depth_weight(const cfg_proc *f, uint32_t e);
 void cfg_paths_free(cfg_paths *p);
 
 /* The path with number id, as path-graph edges from ENTRY to EXIT into

@@ -185,18 +185,12 @@ static bool same(const est_pm_path *a, const est_pm_path *b)
 /* The procedure and block of an address: false if none. */
 bool est_pm_locate(const cfg_program *cfg, uint64_t pc, size_t *proc, uint32_t *block)
 {
-    size_t p = 0;
-    uint32_t b = 0;
-    while (p < cfg->nprocs && !(cfg->procs[p].start <= pc && pc < cfg->procs[p].end))
-        p++;
-    if (p == cfg->nprocs)
+    const cfg_proc *fp = cfg_proc_at(cfg, pc);
+    if (!fp)
         return false;
-    const cfg_proc *fp = &cfg->procs[p];
-    while (b < fp->nblocks && !(fp->blocks[b].start <= pc && pc < fp->blocks[b].end))
-        b++;
-    *proc = p;
-    *block = b;
-    return b < fp->nblocks;
+    *proc = (size_t)(fp - cfg->procs);
+    *block = cfg_block_at(fp, pc);
+    return *block != CFG_NONE;
 }
 
 uint8_t *est_pm_cbranch_map(const cfg_program *cfg, size_t proc)

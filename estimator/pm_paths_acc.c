@@ -18,48 +18,6 @@
 #include "estimator/profileme.h"
 #include "profdb/pm_truth.h"
 
-/* Every block of the program by address, for following runs backwards. */
-typedef struct blk_at {
-    uint64_t start, end;
-    uint32_t proc, block;
-} blk_at;
-
-static int by_start(const void *a, const void *b)
-{
-    const blk_at *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static blk_at *index_blocks(const cfg_program *cfg, size_t *n)
-{
-    size_t k = 0;
-    for (size_t p = 0; p < cfg->nprocs; p++)
-        k += cfg->procs[p].nblocks;
-    blk_at *v = malloc((k ? k : 1) * sizeof *v);
-    if (!v)
-        return NULL;
-    k = 0;
-    for (size_t p = 0; p < cfg->nprocs; p++)
-        for (uint32_t b = 0; b < cfg->procs[p].nblocks; b++)
-            v[k++] = (blk_at){ cfg->procs[p].blocks[b].start, cfg->procs[p].blocks[b].end, (uint32_t)p, b };
-    qsort(v, k, sizeof *v, by_start);
-    *n = k;
-    return v;
-}
-
-static const blk_at *block_at(const blk_at *v, size_t n, uint64_t a)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {           /* the first starting after a */
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].start <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo && a < v[lo - 1].end ? &v[lo - 1] : NULL;
-}
-
 /* Is there an edge from block a to block b of f? */
 static bool edge(const cfg_proc *f, uint32_t a, uint32_t b)
 {
@@ -72,8 +30,7 @@ static bool edge(const cfg_proc *f, uint32_t a, uint32_t b)
 /* The true path of record t of an instruction in block b0 of procedure
  * proc: true with out filled, false when the runs end before the walk
  * would have. */
-static bool true_path(const cfg_program *cfg, const blk_at *ix, size_t nix, size_t proc, uint32_t b0,
-                      const profdb_pmt *t, est_pm_path *out)
+static bool true_path(const cfg_program *cfg, size_t proc, uint32_t b0, const profdb_pmt *t, est_pm_path *out)
 {
     const cfg_proc *f = &cfg->procs[proc];
     unsigned used = 0;
@@ -83,11 +40,11 @@ static bool true_path(const cfg_program *cfg, const blk_at *ix, size_t nix, size
         /* the run's blocks, newest first (the first run's newest is b0's) */
         uint64_t a = t->run[r].end - 4;
         while (a >= t->run[r].start && a + 4 > a) {
-            const blk_at *x = block_at(ix, nix, a);
-            uint32_t b = x ? x->block : 0;
+            const cfg_proc *g = cfg_proc_at(cfg, a);
+            uint32_t b = g == f ? cfg_block_at(f, a) : CFG_NONE;
             if (!out->nblocks) {
                 b = b0;
-            } else if (!x || x->proc != proc || !edge(f, x->block, out->block[out->nblocks - 1])) {
+            } else if (b == CFG_NONE || !edge(f, b, out->block[out->nblocks - 1])) {
                 /* came from outside the procedure (a recursive call too) */
                 out->ended = EST_PM_END_ENTRY;
                 return true;
@@ -141,7 +98,7 @@ static long find(const est_pm_path *v, size_t n, const est_pm_path *p)
 }
 
 /* One instruction's records t[0..nt) (one pc), against its profile entry e. */
-static bool one(const cfg_program *cfg, const est_freq *f, const blk_at *ix, size_t nix, const profdb_pm *e,
+static bool one(const cfg_program *cfg, const est_freq *f, const profdb_pm *e,
                 const profdb_pmt *t, size_t nt, est_pm_path *set, est_pm_path *own, est_pm_path *truths,
                 double *tcount, est_pm_path_accuracy *a)
 {
@@ -158,7 +115,7 @@ static bool one(const cfg_program *cfg, const est_freq *f, const blk_at *ix, siz
         double c = (double)t[i].count;
         a->samples += c;
         est_pm_path tp;
-        if (!true_path(cfg, ix, nix, proc, b0, &t[i], &tp)) {
+        if (!true_path(cfg, proc, b0, &t[i], &tp)) {
             a->unknown += c;
             continue;
         }
@@ -208,12 +165,9 @@ bool est_pm_path_accuracy_of(const cfg_program *cfg, const est_freq *f, const pr
                              const struct profdb_pm_truth *truth, double min_samples, est_pm_path_accuracy *out)
 {
     memset(out, 0, sizeof *out);
-    size_t nix = 0;
-    blk_at *ix = index_blocks(cfg, &nix);
     est_pm_path *buf = malloc(3 * EST_PM_ACC_SET * sizeof *buf);
     double *tcount = malloc(EST_PM_ACC_SET * sizeof *tcount);
-    if (!ix || !buf || !tcount) {
-        free(ix);
+    if (!buf || !tcount) {
         free(buf);
         free(tcount);
         return false;
@@ -224,12 +178,11 @@ bool est_pm_path_accuracy_of(const cfg_program *cfg, const est_freq *f, const pr
             j++;
         const profdb_pm *x = est_pm_at(e, n, truth->e[i].pc);
         if (x && (double)x->c[PDPM_SAMPLES] >= min_samples && x->paths.n &&
-            !one(cfg, f, ix, nix, x, &truth->e[i], j - i, buf, buf + EST_PM_ACC_SET, buf + 2 * EST_PM_ACC_SET, tcount,
+            !one(cfg, f, x, &truth->e[i], j - i, buf, buf + EST_PM_ACC_SET, buf + 2 * EST_PM_ACC_SET, tcount,
                  out))
             break;
     }
     bool ok = i == truth->n;
-    free(ix);
     free(buf);
     free(tcount);
     return ok;

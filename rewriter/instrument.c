@@ -14,7 +14,6 @@
  * falls through or calls.  Each snippet uses three registers free there.
  */
 #include <elf.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,8 +357,8 @@ static int plan_paths(plan_st *ps, const cfg_proc *f, uint32_t ip, bool tables_o
     cfg_paths pp;
     cfg_live lv;
     /* Path numbers do not depend on the spanning tree, increments do:
-     * with jump-table edges on the tree (weighed above everything, else
-     * by loop depth as cfg_paths_build weighs them by default), their
+     * with jump-table edges on the tree (weighed above everything, the
+     * others as cfg_paths_build weighs them by default), their
      * increments are 0 and the table needs no code at its targets,
      * which another table may share (a chord's code could go nowhere
      * only the table reaches).  Only where that fails is it tried. */
@@ -367,11 +366,8 @@ static int plan_paths(plan_st *ps, const cfg_proc *f, uint32_t ip, bool tables_o
     if (tables_on_tree) {
         if (!(w = malloc((f->nedges ? f->nedges : 1) * sizeof *w)))
             return RW_NOINS_N;
-        for (size_t e = 0; e < f->nedges; e++) {
-            uint32_t b = f->edges[e].from < f->nblocks ? f->edges[e].from : f->edges[e].to;
-            uint32_t d = b < f->nblocks ? f->blocks[b].loop_depth : 0;
-            w[e] = f->edges[e].kind == CFG_EDGE_TABLE ? 1e300 : pow(8, d < 10 ? d : 10);
-        }
+        for (size_t e = 0; e < f->nedges; e++)
+            w[e] = f->edges[e].kind == CFG_EDGE_TABLE ? 1e300 : cfg_paths_depth_weight(f, (uint32_t)e);
     }
     bool built = cfg_paths_build(f, w, &pp, err, sizeof err);
     free(w);

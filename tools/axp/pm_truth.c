@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "tools/axp/pm_truth.h"
 
 typedef struct ent {
@@ -31,12 +32,6 @@ struct pm_truth {
     size_t npool, cpool;
     bool oom;
 };
-
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    return h * 0xff51afd7ed558ccdULL;
-}
 
 static bool same(const pm_truth *t, const ent *e, int pid, uint64_t pc, uint16_t hist, uint8_t len,
                  const axp_pm_run *run, unsigned n)
@@ -68,9 +63,8 @@ static bool grow(pm_truth *t)
 static void put(void *ctx, int pid, uint64_t pc, uint16_t hist, uint8_t len, const axp_pm_run *run, unsigned n)
 {
     pm_truth *t = ctx;
-    uint64_t h = mix(mix(mix((uint64_t)pid, pc), (uint64_t)len << 16 | hist), n);
-    for (unsigned i = 0; i < n; i++)
-        h = mix(mix(h, run[i].start), run[i].end);
+    uint64_t key[4] = { (uint64_t)pid, pc, (uint64_t)len << 16 | hist, n };
+    uint64_t h = fnv1a(fnv1a(FNV1A_INIT, key, sizeof key), run, n * sizeof *run);
     h |= !h;
     pthread_mutex_lock(&t->lock);
     if (t->oom || (2 * (t->n + 1) > t->cap && !grow(t)))
