@@ -80,12 +80,23 @@ static bool parse_line(const char *s, profdb_pmt *e, profdb_pmt_run **pool, size
     return true;
 }
 
+/* By pc and history, then the rest, so that the order (and what is
+ * summed in it) does not depend on the order of the file's lines. */
 static int by_pc(const void *a, const void *b)
 {
     const profdb_pmt *x = a, *y = b;
+    uint32_t hx = (uint32_t)x->len << 16 | x->hist, hy = (uint32_t)y->len << 16 | y->hist;
     if (x->pc != y->pc)
         return x->pc < y->pc ? -1 : 1;
-    return (x->len << 16 | x->hist) < (y->len << 16 | y->hist) ? -1 : (x->len << 16 | x->hist) > (y->len << 16 | y->hist);
+    if (hx != hy)
+        return hx < hy ? -1 : 1;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->count != y->count)
+        return x->count < y->count ? -1 : 1;
+    if (x->nruns != y->nruns)
+        return x->nruns < y->nruns ? -1 : 1;
+    return memcmp(x->run, y->run, x->nruns * sizeof *x->run);
 }
 
 profdb_pm_truth *profdb_pm_truth_read(const char *path, profdb_error *err)

@@ -30,7 +30,7 @@ typedef struct profdb_pmt {
 
 typedef struct profdb_pm_truth {
     size_t n;
-    profdb_pmt *e;              /* sorted by pc, then history */
+    profdb_pmt *e;              /* sorted by pc, then history, then the rest */
     profdb_pmt_run *pool;
 } profdb_pm_truth;
 
