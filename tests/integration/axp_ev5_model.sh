@@ -2,8 +2,7 @@
 # The EV5 cycle model on whole programs (axp run --timing), the checks the
 # machine issue asks for:
 #   alu       the dual-issuable loop of alu_loop() runs at CPI <= 0.6
-#   copyloop  memory-bound: the copy (gcc makes it a memcpy call, whose loop
-#             is glibc's _wordcopy_fwd_aligned) runs at a
+#   copyloop  memory-bound: the copy loop runs at a
 #             CPI at least 3x what it is with every memory access as fast as
 #             a D-cache hit, and D-cache plus write-buffer stalls are the
 #             program's largest stall cause (DCPI paper, Figure 2)
@@ -90,12 +89,12 @@ axp_run --ev5 bcache.size=0 --stats="$tmp/copy.json" --truth="$tmp/copy.truth" \
 axp_run --ev5 scache.latency=2 --ev5 bcache.latency=2 --ev5 mem_latency=0 \
   --ev5 write_buffer_drain=0 --truth="$tmp/fast.truth" --exact "$tmp/fast.exact" \
   "$P/copyloop-static"
-read -r _ _ slow < <(proc_cpi "$P/copyloop-static" _wordcopy_fwd_aligned "$tmp/copy.truth" "$tmp/copy.exact")
-read -r _ _ fast < <(proc_cpi "$P/copyloop-static" _wordcopy_fwd_aligned "$tmp/fast.truth" "$tmp/fast.exact")
+read -r _ _ slow < <(proc_cpi "$P/copyloop-static" copy "$tmp/copy.truth" "$tmp/copy.exact")
+read -r _ _ fast < <(proc_cpi "$P/copyloop-static" copy "$tmp/fast.truth" "$tmp/fast.exact")
 if num "$slow" && num "$fast" && awk -v s="$slow" -v f="$fast" 'BEGIN { exit !(s >= 3 * f) }'; then
-  ok "copy (_wordcopy_fwd_aligned): CPI $slow, $fast with ideal memory (x$(awk -v s="$slow" -v f="$fast" 'BEGIN { printf "%.1f", s / f }'))"
+  ok "copy: CPI $slow, $fast with ideal memory (x$(awk -v s="$slow" -v f="$fast" 'BEGIN { printf "%.1f", s / f }'))"
 else
-  bad "copy (_wordcopy_fwd_aligned): CPI $slow is not 3x the ideal-memory $fast"
+  bad "copy: CPI $slow is not 3x the ideal-memory $fast"
 fi
 top=$(python3 -c '
 import json,sys

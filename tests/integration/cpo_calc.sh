@@ -4,7 +4,7 @@
 # the estimator's culprits must name the true cause of at least 90% of the
 # dynamic stall cycles with under 8.6% of the samples unexplained; calc must
 # show the stores stalled on the write buffer and the loads the FP adds wait
-# on; bad inputs get clear errors.  Exit 77 when the programs are not built.
+# on, and the copy loop as Figure 2 draws it; bad inputs get clear errors.  Exit 77 when the programs are not built.
 set -u
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -34,6 +34,40 @@ check "cpo calc runs" [ $? -eq 0 ]
 check "a store stalls on the write buffer" grep -qE ' st[qlts]	.*dynamic stall [0-9.]+: .*write_buffer' <<<"$calc"
 check "an instruction waits on a load that missed, named" grep -qE 'dynamic stall [0-9.]+: .*dcache.* on [0-9a-f]+' <<<"$calc"
 check "static dependency stalls name the instruction waited on" grep -qE 'static dependency stall [0-9]+ on [0-9a-f]+' <<<"$calc"
+# The copy loop as DCPI's Figure 2: a store of the copy waits on a load
+# that missed (named), its bubbles a line per half cycle labelled d and w;
+# adjacent stores cannot pair (a slotting bubble between them); source lines.
+fig2=$("$CPO" calc copy --db "$DB" --image "$PROG")
+check "calc copy runs" [ $? -eq 0 ]
+check "Figure 2: a store waits on a load of the copy, bubbles a line per half cycle" python3 -c '
+import re, sys
+lines = sys.stdin.read().split("\n")
+ins = {}
+for l in lines:
+    m = re.match(r"  ([0-9a-f]+)  (\S+)", l)
+    if m: ins[m.group(1)] = m.group(2)
+ok = False
+for k, l in enumerate(lines):
+    m = re.match(r"  [0-9a-f]+  st[tq]\t.*dynamic stall ([0-9.]+): \S*dcache\S*write_buffer\S* on ([0-9a-f]+)", l)
+    if not m or not ins.get(m.group(2), "").startswith("ld"): continue
+    want = round(2 * float(m.group(1)))
+    j, shown, total = k - 1, 0, None
+    while j >= 0 and re.match(r" {14}\S", lines[j]):
+        t = re.match(r" {14}(\S+)(?:  \.\.\. ([0-9]+) lines in all)?$", lines[j])
+        if t and "d" in t.group(1) and "w" in t.group(1):
+            shown += 1
+            total = int(t.group(2)) if t.group(2) else total
+        j -= 1
+    shown = total if total is not None else shown
+    ok |= abs(shown - want) <= 1
+sys.exit(0 if ok else 1)' <<<"$fig2"
+check "Figure 2: a slotting bubble between adjacent stores" python3 -c '
+import re, sys
+lines = [l for l in sys.stdin.read().split("\n") if not re.match(r"\S", l)]
+ok = any(re.match(r"  [0-9a-f]+  st", lines[k]) and lines[k + 1] == " " * 14 + "s" and
+         re.match(r"  [0-9a-f]+  st", lines[k + 2]) for k in range(len(lines) - 2))
+sys.exit(0 if ok else 1)' <<<"$fig2"
+check "calc shows the source lines" grep -q 'copyloop.c:[0-9]*:  .*dst\[i' <<<"$fig2"
 json=$("$CPO" calc --all --json --db "$DB" --image "$PROG")
 check "calc --all --json is JSON with culprits" python3 -c '
 import json, sys

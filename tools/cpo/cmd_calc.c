@@ -6,11 +6,14 @@
  * estimated executions with their confidence, per edge the executions, per
  * instruction the samples, executions, CPI, the static stall the
  * scheduler names and the dynamic stall with its possible culprits
- * (docs/estimator.md).  Where the selection has ProfileMe samples of the
+ * (docs/estimator.md).  In text, as DCPI's Figure 2, each stall is also
+ * drawn as bubbles before the instruction that waited, a line per half
+ * cycle per execution labelled with its causes, under the source lines.  Where the selection has ProfileMe samples of the
  * image, frequencies are counted from them (estimator/profileme.h), and
  * `--profileme` adds each instruction's ProfileMe view (cpo profileme).
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +41,74 @@ static const char *static_cause(const alpha_sched_slot *sl)
     case ASR_DIVIDER: return "divider";
     default: return NULL;
     }
+}
+
+/* Bubble labels: the static reasons in lower case as DCPI drew them, the
+ * dynamic causes beside them; a bubble with several possible causes
+ * carries every letter. */
+static const char dyn_letter[EST_DYN_COUNT] = {
+    [EST_DYN_ICACHE] = 'i', [EST_DYN_ITB] = 'I', [EST_DYN_DCACHE] = 'd', [EST_DYN_DTB] = 'D',
+    [EST_DYN_WRITE_BUFFER] = 'w', [EST_DYN_BRANCH_MISPREDICT] = 'p', [EST_DYN_JUMP_MISPREDICT] = 'j',
+    [EST_DYN_TAKEN_BRANCH] = 't', [EST_DYN_SYSCALL] = 'k',
+};
+#define LEGEND "bubbles, a line per half cycle per execution: s slotting; a, b, c waiting on Ra, Rb, Rc;\n" \
+               "m multiplier busy; f divider busy; i I-cache, I ITB, d D-cache, D DTB, w write buffer,\n" \
+               "p branch mispredict, j jump mispredict, t taken branch, k system call; ? unexplained\n"
+/* A long stall (a miss to memory is over a hundred lines) is cut short:
+ * its last line says how many it stands for. */
+#define BUBBLES_SHOWN 6
+
+static void bubbles(const char *label, double half_cycles)
+{
+    long n = lround(half_cycles);
+    for (long k = 0; k < n && (k < BUBBLES_SHOWN - 1 || n == BUBBLES_SHOWN); k++)
+        printf("%14s%s\n", "", label);
+    if (n > BUBBLES_SHOWN)
+        printf("%14s%s  ... %ld lines in all\n", "", label, n);
+}
+
+/* The static bubbles of an instruction: a slotting hazard costs the half
+ * cycle it would have shared with the one before; a stall, its cycles. */
+static void static_bubbles(const alpha_sched_slot *sl)
+{
+    char label[4] = "";
+    double half = 2.0 * sl->stall;
+    switch (sl->reason) {
+    case ASR_SLOTTING:
+    case ASR_LOAD_STORE:
+        strcpy(label, "s");
+        half += 1;
+        break;
+    case ASR_DEPENDENCY: {
+        size_t n = 0;
+        if (sl->operand & ASF_RA)
+            label[n++] = 'a';
+        if (sl->operand & ASF_RB)
+            label[n++] = 'b';
+        if (sl->operand & ASF_RC)
+            label[n++] = 'c';
+        label[n] = 0;
+        break;
+    }
+    case ASR_MULTIPLIER: strcpy(label, "m"); break;
+    case ASR_DIVIDER: strcpy(label, "f"); break;
+    default: return;
+    }
+    if (label[0])
+        bubbles(label, half);
+}
+
+static void dynamic_bubbles(const est_culprit *c, double per_exec)
+{
+    char label[EST_DYN_COUNT + 1];
+    size_t n = 0;
+    for (int k = 0; k < EST_DYN_COUNT; k++)
+        if (c->causes & (1u << k))
+            label[n++] = dyn_letter[k];
+    if (!n)
+        label[n++] = '?';
+    label[n] = 0;
+    bubbles(label, 2 * per_exec);
 }
 
 static double cpi(double samples, double period, double count)
@@ -120,7 +191,7 @@ static void all_json(const est_analysis *a, const est_culprits *cu, const char *
 }
 
 /* One procedure in text: per block the estimate and CPI, per instruction
- * its samples, M_i, CPI and static stall. */
+ * its source line, bubbles, samples, M_i, CPI and stalls. */
 static int proc_text(const est_analysis *a, const est_culprits *cu, const char *name, const profdb_pm *pm,
                      size_t npm)
 {
@@ -136,11 +207,14 @@ static int proc_text(const est_analysis *a, const est_culprits *cu, const char *
            q->samples, a->period);
     if (a->freq->pm_samples > 0)
         printf("executions counted from %.0f ProfileMe samples of the image\n", a->freq->pm_samples);
+    printf(LEGEND);
     if (pm) {
         printf("ProfileMe columns after each instruction:");
         cpo_pm_header();
         printf("\n");
     }
+    cpo_source src = { 0 };
+    bool any_line = false;
     for (size_t b = 0; b < f->nblocks; b++) {
         const est_block_sched *bs = &ps->blocks[b];
         double s = 0, m = 0;
@@ -163,6 +237,13 @@ static int proc_text(const est_analysis *a, const est_culprits *cu, const char *
                 alpha_disasm(&in, pc, text, sizeof text, NULL, NULL);
             }
             const alpha_sched_slot *sl = &bs->slots[i];
+            const est_culprit *c = culprit_of(cu, p, b, i);
+            any_line |= cpo_source_heading(&src, a->img, pc);
+            if (q->block[b] > 0) {
+                static_bubbles(sl);
+                if (c && c->stall > 0)
+                    dynamic_bubbles(c, c->stall / q->block[b]);
+            }
             printf("  %" PRIx64 "  %-32s %8.0f  M=%u  CPI %6.2f", pc, text, bs->samples[i], sl->m,
                    cpi(bs->samples[i], a->period, q->block[b]));
             if (pm)
@@ -171,7 +252,6 @@ static int proc_text(const est_analysis *a, const est_culprits *cu, const char *
                 printf("  static %s stall %u", alpha_sched_reason_names[sl->reason], sl->stall);
             if (sl->stall && sl->culprit >= 0)
                 printf(" on %" PRIx64, f->blocks[b].start + 4 * (uint64_t)sl->culprit);
-            const est_culprit *c = culprit_of(cu, p, b, i);
             if (c && c->stall > 0 && q->block[b] > 0) {
                 char causes[160];
                 printf("  dynamic stall %.1f: %s", c->stall / q->block[b],
@@ -182,6 +262,9 @@ static int proc_text(const est_analysis *a, const est_culprits *cu, const char *
             putchar('\n');
         }
     }
+    if (!any_line)
+        printf("\n(no source lines: %s has no line information for %s)\n", a->img->path, f->name);
+    cpo_source_free(&src);
     return 0;
 }
 

@@ -49,66 +49,6 @@ static bool names_image(const est_image *im, const char *want, const char *want_
            (n >= 8 && !strncmp(im->key, want, n));
 }
 
-/* The lines of one source file, kept while consecutive instructions come
- * from it. */
-typedef struct {
-    char *name;
-    char *text;
-    char **lines;
-    size_t n;
-    bool missing;
-} source;
-
-static void source_free(source *s)
-{
-    free(s->name);
-    free(s->text);
-    free(s->lines);
-    memset(s, 0, sizeof *s);
-}
-
-static const char *source_line(source *s, const char *file, unsigned line)
-{
-    if (!s->name || strcmp(s->name, file)) {
-        source_free(s);
-        s->name = strdup(file);
-        FILE *f = fopen(file, "r");
-        s->missing = true;
-        if (f) {
-            size_t cap = 0, len = 0;
-            char buf[8192];
-            size_t k;
-            while ((k = fread(buf, 1, sizeof buf, f)) > 0) {
-                if (len + k + 1 > cap) {
-                    cap = 2 * (len + k + 1);
-                    char *nt = realloc(s->text, cap);
-                    if (!nt)
-                        break;
-                    s->text = nt;
-                }
-                memcpy(s->text + len, buf, k);
-                len += k;
-            }
-            fclose(f);
-            if (s->text) {
-                s->text[len] = '\0';
-                s->missing = false;
-                for (char *p = s->text; p && *p;) {
-                    char **nl = realloc(s->lines, (s->n + 1) * sizeof *nl);
-                    if (!nl)
-                        break;
-                    s->lines = nl;
-                    s->lines[s->n++] = p;
-                    p = strchr(p, '\n');
-                    if (p)
-                        *p++ = '\0';
-                }
-            }
-        }
-    }
-    return !s->missing && line >= 1 && line <= s->n ? s->lines[line - 1] : NULL;
-}
-
 static int digits(uint64_t v)
 {
     int d = 1;
@@ -175,24 +115,11 @@ static int list_one(const est_set *s, const est_image *im, const image_symbol *s
     if (pm)
         cpo_pm_header();
     printf("  instruction\n");
-    source src = { 0 };
-    const char *last_file = NULL;
-    unsigned last_line = 0;
+    cpo_source src = { 0 };
     bool any_line = false;
     for (uint64_t pc = start; pc + 4 <= end; pc += 4) {
-        if (with_source) {
-            const char *file, *func;
-            unsigned line;
-            if (image_source_line(img, pc, &file, &line, &func) && file) {
-                any_line = true;
-                if (!last_file || strcmp(file, last_file) || line != last_line) {
-                    const char *text = source_line(&src, file, line);
-                    printf("%s:%u%s%s\n", file, line, text ? ":  " : "", text ? text : "");
-                    last_file = file;
-                    last_line = line;
-                }
-            }
-        }
+        if (with_source)
+            any_line |= cpo_source_heading(&src, img, pc);
         const uint8_t *p = bytes + (pc - start);
         uint32_t word = le_get32(p);
         alpha_insn in;
@@ -218,7 +145,7 @@ static int list_one(const est_set *s, const est_image *im, const image_symbol *s
     if (pm && !npm)
         printf("(no ProfileMe samples of %s)\n", im->path);
     int rc = o->paths && npm ? cpo_pm_paths(im, pme, npm, start, end, o->paths_at, 10) : 0;
-    source_free(&src);
+    cpo_source_free(&src);
     free(sum);
     free(w);
     free(pme);

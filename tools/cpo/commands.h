@@ -46,6 +46,21 @@ int cmd_report(int argc, char **argv);   /* cmd_report.c: report/ */
 int cmd_serve(int argc, char **argv);    /* cmd_serve.c: service/ */
 int cmd_status(int argc, char **argv);   /* cmd_serve.c */
 
+/* source.c: source lines beside instructions.  cpo_source_heading prints
+ * "file:line:  text" when the instruction at pc starts another line than
+ * the last one printed; false when the image has no line for pc. */
+typedef struct cpo_source {
+    char *name, *text;
+    char **lines;
+    size_t n;
+    bool missing;
+    const char *last_file;      /* the image's string, as libbfd gave it */
+    unsigned last_line;
+} cpo_source;
+const char *cpo_source_line(cpo_source *s, const char *file, unsigned line);
+bool cpo_source_heading(cpo_source *s, image *img, uint64_t pc);
+void cpo_source_free(cpo_source *s);
+
 /* per_image.c: the frame of cpo values and cpo profileme.  option takes
  * a command's own option at argv[*i] (1; -1 when misused, said; 0: not
  * one of its own); show prints one image's part within [lo, hi) (PROC's
