@@ -4,7 +4,8 @@
 # the estimator's culprits must name the true cause of at least 90% of the
 # dynamic stall cycles with under 8.6% of the samples unexplained; calc must
 # show the stores stalled on the write buffer and the loads the FP adds wait
-# on, and the copy loop as Figure 2 draws it; bad inputs get clear errors.  Exit 77 when the programs are not built.
+# on, the copy loop as Figure 2 draws it and its cycles as Figure 4 tallies
+# them; bad inputs get clear errors.  Exit 77 when the programs are not built.
 set -u
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -68,6 +69,18 @@ ok = any(re.match(r"  [0-9a-f]+  st", lines[k]) and lines[k + 1] == " " * 14 + "
          re.match(r"  [0-9a-f]+  st", lines[k + 2]) for k in range(len(lines) - 2))
 sys.exit(0 if ok else 1)' <<<"$fig2"
 check "calc shows the source lines" grep -q 'copyloop.c:[0-9]*:  .*dst\[i' <<<"$fig2"
+# Figure 4: the cycles tally to 100%, and each dynamic cause's true cost
+# (axp's truth, same run) lies within the range the analysis gives it.
+fig4=$("$CPO" calc copy --summary --truth "$T/x.truth" --db "$DB" --image "$PROG")
+check "calc --summary runs" [ $? -eq 0 ]
+check "Figure 4: the cycles tally to 100%" grep -qE '^  total tallied +100\.0%$' <<<"$fig4"
+check "Figure 4: every true dynamic stall within its range" python3 -c '
+import re, sys
+rows = [m.groups() for m in re.finditer(r"^  (\w+) +([0-9.]+)% +([0-9.]+)% +([0-9.]+)%$", sys.stdin.read(), re.M)]
+big = [r for r in rows if float(r[3]) >= 1]
+sys.exit(0 if len(rows) >= 9 and big and all(float(lo) - 1 <= float(t) <= float(hi) + 1 for _, lo, hi, t in rows) else 1)' <<<"$fig4"
+err=$("$CPO" calc copy --truth "$T/x.truth" --db "$DB" --image "$PROG" 2>&1)
+check "--truth without --summary is refused" grep -q 'goes with --summary' <<<"$err"
 json=$("$CPO" calc --all --json --db "$DB" --image "$PROG")
 check "calc --all --json is JSON with culprits" python3 -c '
 import json, sys

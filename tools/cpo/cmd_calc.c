@@ -1,6 +1,7 @@
 /*
  * cpo calc --image IMAGE --all --json [selection]
  * cpo calc PROC --image IMAGE [selection]
+ * cpo calc PROC --summary [--truth FILE] --image IMAGE [selection]
  *
  * DCPI's analysis of an image from its cycle samples: per block the
  * estimated executions with their confidence, per edge the executions, per
@@ -8,7 +9,10 @@
  * scheduler names and the dynamic stall with its possible culprits
  * (docs/estimator.md).  In text, as DCPI's Figure 2, each stall is also
  * drawn as bubbles before the instruction that waited, a line per half
- * cycle per execution labelled with its causes, under the source lines.  Where the selection has ProfileMe samples of the
+ * cycle per execution labelled with its causes, under the source lines.
+ * `--summary` is Figure 4: where the procedure's cycles went, by cause
+ * (estimator/summary.h); with axp's --truth of the same run, beside each
+ * dynamic cause's range what it really cost, which DCPI could not show.  Where the selection has ProfileMe samples of the
  * image, frequencies are counted from them (estimator/profileme.h), and
  * `--profileme` adds each instruction's ProfileMe view (cpo profileme).
  */
@@ -24,10 +28,12 @@
 #include "estimator/culprits.h"
 #include "estimator/freq.h"
 #include "estimator/profileme.h"
+#include "estimator/summary.h"
+#include "profdb/truth.h"
 #include "tools/cpo/commands.h"
 
 #define USAGE "usage: cpo calc --image IMAGE --all --json [--db DIR] [--epoch E|--all-epochs]\n" \
-              "       cpo calc PROC --image IMAGE [--db DIR] [--epoch E|--all-epochs] [--profileme]\n"
+              "       cpo calc PROC --image IMAGE [--db DIR] [--epoch E|--all-epochs] [--profileme | --summary [--truth FILE]]\n"
 
 /* The --stats cause a static stall of the scheduler is counted under, or
  * NULL (slotting and fetch-block waits are not stalls there). */
@@ -268,12 +274,90 @@ static int proc_text(const est_analysis *a, const est_culprits *cu, const char *
     return 0;
 }
 
+static void summary_row(const char *what, double part, double total)
+{
+    printf("  %-22s %7.1f%%\n", what, total > 0 ? 100 * part / total : 0);
+}
+
+/* DCPI's Figure 4 for one procedure: the dynamic causes as ranges, the
+ * static stalls by reason, execution, and what the analysis leaves over. */
+/* The truth's stall cycles of each dynamic cause over [lo, hi), and its
+ * head-of-queue cycles there. */
+static double truth_stalls(const profdb_truth *t, uint64_t lo, uint64_t hi, double by[EST_DYN_COUNT])
+{
+    double head = 0;
+    int col[EST_DYN_COUNT];
+    for (int k = 0; k < EST_DYN_COUNT; k++) {
+        col[k] = profdb_truth_cause(t, est_dyn_names[k]);
+        by[k] = 0;
+    }
+    for (size_t r = 0; r < t->n; r++) {
+        if (t->pc[r] < lo || t->pc[r] >= hi)
+            continue;
+        head += t->head[r];
+        for (int k = 0; k < EST_DYN_COUNT; k++)
+            if (col[k] >= 0)
+                by[k] += t->stall[r * t->ncauses + (size_t)col[k]];
+    }
+    return head;
+}
+
+static int proc_summary(const est_analysis *a, const est_culprits *cu, const char *name, const profdb_truth *t)
+{
+    cfg_proc *f = cfg_proc_named(a->cfg, name);
+    if (!f) {
+        fprintf(stderr, "cpo: calc: %s has no procedure named '%s'\n", a->img->path, name);
+        return 1;
+    }
+    est_summary s;
+    est_summary_of(a, cu, (size_t)(f - a->cfg->procs), &s);
+    printf("%s (0x%" PRIx64 "): %.0f cycle samples (%.1f%% of the image's) x %.1f = %.0f cycles\n", f->name,
+           f->start, s.samples, a->samples > 0 ? 100 * s.samples / a->samples : 0, a->period, s.cycles);
+    if (s.samples <= 0) {
+        printf("no cycle samples in %s: nothing to tally\n", f->name);
+        return 0;
+    }
+    double n = s.instructions;
+    printf("best case %.0f cycles / %.0f instructions = %.2f CPI\n", s.best, n, n > 0 ? s.best / n : 0);
+    printf("actual    %.0f cycles / %.0f instructions = %.2f CPI\n\n", s.cycles, n, n > 0 ? s.cycles / n : 0);
+    double T = s.cycles, by[EST_DYN_COUNT], head = t ? truth_stalls(t, f->start, f->end, by) : 0;
+    printf("  %-22s %8s %8s%s\n", "dynamic stall", "at least", "at most", t ? "     true" : "");
+    for (int k = 0; k < EST_DYN_COUNT; k++) {
+        printf("  %-22s %7.1f%% %7.1f%%", est_dyn_names[k], 100 * s.dyn_min[k] / T, 100 * s.dyn_max[k] / T);
+        if (t)
+            printf(" %7.1f%%", head > 0 ? 100 * by[k] / head : 0);
+        putchar('\n');
+    }
+    summary_row("unexplained stall", s.unexplained, T);
+    summary_row("unexplained gain", s.gain, T);
+    summary_row("subtotal dynamic", s.dynamic + s.gain, T);
+    printf("\n  static stall\n");
+    double stat = 0;
+    for (int r = 0; r < ASR_COUNT; r++)
+        stat += s.stat[r];
+    summary_row("slotting", s.stat[ASR_SLOTTING] + s.stat[ASR_LOAD_STORE], T);
+    summary_row("Ra dependency", s.operand[0], T);
+    summary_row("Rb dependency", s.operand[1], T);
+    summary_row("Rc dependency", s.operand[2], T);
+    summary_row("multiplier busy", s.stat[ASR_MULTIPLIER], T);
+    summary_row("divider busy", s.stat[ASR_DIVIDER], T);
+    summary_row("subtotal static", stat, T);
+    printf("\n");
+    summary_row("total stall", s.dynamic + s.gain + stat, T);
+    summary_row("execution", s.execution, T);
+    summary_row("net sampling error", s.error, T);
+    summary_row("total tallied", s.dynamic + s.gain + stat + s.execution + s.error, T);
+    if (t)
+        printf("\n(true: the share of the %.0f cycles axp's truth has at the head of the queue here)\n", head);
+    return 0;
+}
+
 int cmd_calc(int argc, char **argv)
 {
     est_selection sel = { 0 };
     est_error err;
-    const char *imgpath = NULL, *proc = NULL;
-    bool all = false, json = false, with_pm = false;
+    const char *imgpath = NULL, *proc = NULL, *truth_path = NULL;
+    bool all = false, json = false, with_pm = false, summary = false;
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++) {
         int k = cpo_selection_arg(&sel, argc, argv, &i, &err);
@@ -290,6 +374,10 @@ int cmd_calc(int argc, char **argv)
             json = true;
         } else if (!strcmp(argv[i], "--profileme")) {
             with_pm = true;
+        } else if (!strcmp(argv[i], "--summary")) {
+            summary = true;
+        } else if (!strcmp(argv[i], "--truth") && i + 1 < argc) {
+            truth_path = argv[++i];
         } else if (argv[i][0] != '-' && !proc) {
             proc = argv[i];
         } else {
@@ -306,9 +394,24 @@ int cmd_calc(int argc, char **argv)
     } else if (!rc && all == !!proc) {
         fprintf(stderr, "cpo: calc: name one procedure, or --all --json\n%s", USAGE);
         rc = 2;
+    } else if (!rc && summary && (all || with_pm)) {
+        fprintf(stderr, "cpo: calc: --summary goes with one procedure, without --profileme\n%s", USAGE);
+        rc = 2;
+    } else if (!rc && truth_path && !summary) {
+        fprintf(stderr, "cpo: calc: --truth goes with --summary\n%s", USAGE);
+        rc = 2;
     }
     if ((rc = cpo_selection_finish("calc", &sel, rc)))
         return rc;
+    profdb_truth *truth = NULL;
+    if (truth_path) {
+        profdb_error perr;
+        if (!(truth = profdb_truth_read(truth_path, &perr))) {
+            fprintf(stderr, "cpo: calc: %s\n", perr.msg);
+            cpo_selection_release(&sel);
+            return 1;
+        }
+    }
     char msg[1024];
     est_analysis *a = est_analyse(&sel, imgpath, msg, sizeof msg);
     profdb_pm *pm = NULL;
@@ -323,6 +426,7 @@ int cmd_calc(int argc, char **argv)
     cpo_selection_release(&sel);
     if (!a) {
         fprintf(stderr, "cpo: %s\n", msg);
+        profdb_truth_free(truth);
         return 1;
     }
     est_culprits *cu = est_culprits_find(a->cfg, a->freq, a->sched, a->period);
@@ -330,9 +434,12 @@ int cmd_calc(int argc, char **argv)
         fprintf(stderr, "cpo: calc: out of memory finding culprits; shown without them\n");
     if (all)
         all_json(a, cu, imgpath);
+    else if (summary)
+        rc = proc_summary(a, cu, proc, truth);
     else
         rc = proc_text(a, cu, proc, with_pm ? pm : NULL, npm);
     free(pm);
+    profdb_truth_free(truth);
     est_culprits_free(cu);
     est_analysis_free(a);
     return rc;
