@@ -1,6 +1,7 @@
 /*
- * Unit tests of the exact-counts reader (profdb/exact.h) and of exact
- * counts laid onto CFGs (estimator/freq.h).
+ * Unit tests of the exact-counts reader (profdb/exact.h), of exact
+ * counts laid onto CFGs (estimator/freq.h), and of DCPI's Figure 4 on
+ * samples made from them (estimator/summary.h).
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -13,6 +14,7 @@
 #include "cfg/cfg.h"
 #include "estimator/freq.h"
 #include "estimator/freq_internal.h"
+#include "estimator/summary.h"
 #include "profdb/exact.h"
 
 static profdb_exact *parse(const char *text, profdb_error *err)
@@ -405,4 +407,93 @@ Test(freq, match_across_builds)
     est_freq_free(fs);
     uncount(&dyn);
     uncount(&sta);
+}
+
+/* Figure 4 on samples made from exact counts (F x M_i per issue point, at a
+ * period of 1): copyloop's copy tallies to its best case, nothing dynamic.
+ * Then its hottest store collects 40 cycles more per execution, as a
+ * store behind a missed load does: that much dynamic stall appears, within
+ * the range of the store's candidates (write buffer, DTB, D-cache). */
+static void summary_of_copy(double extra, est_summary *out, double *F, double *added)
+{
+    counted cp;
+    count_program("copyloop-static", &cp);
+    char err[256];
+    est_freq *truth = est_freq_from_exact(cp.cfg, cp.ex, err, sizeof err);
+    cr_assert(truth, "%s", err);
+    est_sample_col none = { 0 };
+    est_sched *sc = NULL;
+    est_freq *f0 = est_freq_from_samples(cp.cfg, &none, 1, NULL, &sc, err, sizeof err);
+    cr_assert(f0, "%s", err);
+    cfg_proc *fn = cfg_proc_named(cp.cfg, "copy");
+    cr_assert(fn);
+    size_t p = (size_t)(fn - cp.cfg->procs), n = 0, store = SIZE_MAX;
+    uint64_t addr[256];
+    double smp[256];
+    *F = 0;
+    for (size_t b = 0; b < fn->nblocks; b++) {
+        const est_block_sched *bs = &sc->procs[p].blocks[b];
+        double c = truth->procs[p].block[b];
+        for (uint32_t i = 0; i < bs->n && n < 256; i++) {
+            uint32_t w = 0;
+            alpha_insn in;
+            cfg_word(cp.cfg, fn->blocks[b].start + 4 * i, &w);
+            alpha_decode(w, &in);
+            if (in.op && (in.op->flags & OPF_STORE) && c > *F) {
+                *F = c;
+                store = n;
+            }
+            addr[n] = fn->blocks[b].start + 4 * i;
+            smp[n++] = c * bs->slots[i].m;
+        }
+    }
+    cr_assert(store != SIZE_MAX && *F > 1000, "copy's loop did not run");
+    smp[store] += extra * *F;
+    *added = extra * *F;
+    est_sample_col col = { addr, smp, n };
+    est_sched *sc2 = NULL;
+    est_freq *f = est_freq_from_samples(cp.cfg, &col, 1, NULL, &sc2, err, sizeof err);
+    cr_assert(f, "%s", err);
+    est_culprits *cu = est_culprits_find(cp.cfg, f, sc2, 1);
+    cr_assert(cu);
+    est_analysis a = { .img = cp.img, .cfg = cp.cfg, .freq = f, .sched = sc2, .period = 1 };
+    est_summary_of(&a, cu, p, out);
+    est_culprits_free(cu);
+    est_freq_free(f);
+    est_freq_free(f0);
+    est_freq_free(truth);
+    est_sched_free_all(sc);
+    est_sched_free_all(sc2);
+    uncount(&cp);
+}
+
+Test(summary, ideal_samples_tally_to_the_schedule)
+{
+    est_summary s;
+    double F, added;
+    summary_of_copy(0, &s, &F, &added);
+    double stat = 0;
+    for (int r = 0; r < ASR_COUNT; r++)
+        stat += s.stat[r];
+    cr_expect_gt(s.cycles, 0);
+    cr_expect_float_eq(s.execution + stat, s.best, 1e-6 * s.best);
+    cr_expect_float_eq(s.best, s.cycles, 0.01 * s.cycles, "best %.0f, cycles %.0f", s.best, s.cycles);
+    cr_expect_leq(s.dynamic, 0.01 * s.cycles, "dynamic %.0f of %.0f", s.dynamic, s.cycles);
+    cr_expect_geq(s.gain, -0.01 * s.cycles, "gain %.0f of %.0f", s.gain, s.cycles);
+    cr_expect_gt(s.stat[ASR_SLOTTING] + s.stat[ASR_LOAD_STORE], 0, "the copy's stores cannot pair");
+}
+
+Test(summary, a_stalled_store_is_dynamic_stall_within_its_range)
+{
+    est_summary s;
+    double F, added;
+    summary_of_copy(40, &s, &F, &added);
+    cr_expect_float_eq(s.dynamic, added, 0.05 * added, "dynamic %.0f, added %.0f", s.dynamic, added);
+    cr_expect_float_eq(s.dyn_max[EST_DYN_WRITE_BUFFER], added, 0.05 * added);
+    cr_expect_leq(s.dyn_min[EST_DYN_WRITE_BUFFER], s.dyn_max[EST_DYN_WRITE_BUFFER]);
+    cr_expect_float_eq(s.unexplained, 0, 1e-9);
+    double stat = 0;
+    for (int r = 0; r < ASR_COUNT; r++)
+        stat += s.stat[r];
+    cr_expect_float_eq(s.execution + stat + s.dynamic + s.gain + s.error, s.cycles, 1e-6 * s.cycles);
 }
