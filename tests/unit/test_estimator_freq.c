@@ -205,6 +205,17 @@ static bool callsys_at(const uint32_t *words, uint32_t i)
     return in.op && in.op->flow == FLOW_PAL && in.op->func == PAL_CALLSYS;
 }
 
+/* What a test made from exact counts holds at its end. */
+static void release(est_freq *f, est_freq *f0, est_freq *truth, est_sched *sc, est_sched *sc2, counted *cp)
+{
+    est_freq_free(f);
+    est_freq_free(f0);
+    est_freq_free(truth);
+    est_sched_free_all(sc);
+    est_sched_free_all(sc2);
+    uncount(cp);
+}
+
 /* Samples made from the truth: every issue point collects exactly F * M_i
  * samples at a period of 1 (what an ideal machine without dynamic stalls
  * would give).  Then the estimates must be the exact counts, and the flow
@@ -320,12 +331,7 @@ static void check_ideal_sys(const char *name, double noise, double stall, bool s
     }
     free(addr);
     free(smp);
-    est_freq_free(f);
-    est_freq_free(f0);
-    est_freq_free(truth);
-    est_sched_free_all(sc);
-    est_sched_free_all(sc2);
-    uncount(&cp);
+    release(f, f0, truth, sc, sc2, &cp);
 }
 
 static void check_ideal(const char *name, double noise, double stall)
@@ -459,12 +465,7 @@ static void summary_of_copy(double extra, est_summary *out, double *F, double *a
     est_analysis a = { .img = cp.img, .cfg = cp.cfg, .freq = f, .sched = sc2, .period = 1 };
     est_summary_of(&a, cu, p, out);
     est_culprits_free(cu);
-    est_freq_free(f);
-    est_freq_free(f0);
-    est_freq_free(truth);
-    est_sched_free_all(sc);
-    est_sched_free_all(sc2);
-    uncount(&cp);
+    release(f, f0, truth, sc, sc2, &cp);
 }
 
 Test(summary, ideal_samples_tally_to_the_schedule)
