@@ -360,7 +360,8 @@ static size_t first_proc(const cfg_program *p, uint64_t lo)
 
 /* The units of a block with inserted code: code inserted before an
  * instruction unwinds as that instruction, code after it (after a call,
- * or a block's last instruction falling through) as the next one. */
+ * or a block's last instruction falling through) as the next one, a
+ * table jump's stub as the jump (it changed nothing but the pc). */
 static size_t ins_units(const rw_ctx *cx, const rw_item *it, const cfg_block *bl, uint64_t lo,
                         uint64_t hi, unit *u, size_t n)
 {
@@ -378,7 +379,7 @@ static size_t ins_units(const rw_ctx *cx, const rw_item *it, const cfg_block *bl
         for (size_t j = 0; j < k; j++)
             if (rw_snip_is_after(&s[j]))
                 for (uint32_t b = 0; b < rw_snip_bytes(&s[j]); b += 4, pc += 4)
-                    u[n++] = (unit){ pc, next, false, rw_snip_bias(&s[j], b) };
+                    u[n++] = (unit){ pc, rw_snip_stub(&s[j]) ? o : next, false, rw_snip_bias(&s[j], b) };
     }
     return n;
 }

@@ -123,6 +123,15 @@ bool rw_emit(rw_ctx *cx)
                 if (rw_snip_is_after(&sn[k])) {
                     if (!rw_instr_emit(cx, &sn[k], pc + 4, p + 4))
                         return false;
+                    /* A stub's last word goes on to its target, past
+                     * the target's head as the procedure's branches. */
+                    uint32_t bw = ALPHA_BR_WORD;
+                    uint64_t bpc = pc + rw_snip_bytes(&sn[k]);
+                    if (rw_snip_stub(&sn[k])) {
+                        if (!fix_branch(cx, &bw, bpc, rw_snip_stub(&sn[k]), f))
+                            return false;
+                        rw_put32(p + rw_snip_bytes(&sn[k]), bw);
+                    }
                     pc += rw_snip_bytes(&sn[k]);
                     p += rw_snip_bytes(&sn[k]);
                 }

@@ -79,6 +79,7 @@ typedef struct plan_st {
     rw_ctx *cx;
     rw_instr *in;
     size_t capsn, capops;
+    bool stubs;                 /* table edges may get stubs (table_snips) */
 } plan_st;
 
 /* Room for one more of n elements of size bytes in *arr (capacity *cap). */
@@ -173,12 +174,37 @@ static uint32_t word_at(const rw_ctx *cx, uint64_t a)
     return w;
 }
 
+/* Is the jump at `jump` the only one reading its tables?  A stub takes
+ * a table's entries for one target; another jump reading them would run
+ * the stub's code too. */
+static bool private_tables(const rw_ctx *cx, const cfg_proc *f, uint64_t jump)
+{
+    bool any = false;
+    for (size_t k = 0; k < f->ntables; k++) {
+        const cfg_table *t = &f->tables[k];
+        if (t->jump != jump)
+            continue;
+        any = true;
+        uint64_t lo = t->table, hi = lo + (uint64_t)t->count * t->entsize;
+        for (size_t i = 0; i < cx->prog->nprocs; i++)
+            for (size_t j = 0; j < cx->prog->procs[i].ntables; j++) {
+                const cfg_table *o = &cx->prog->procs[i].tables[j];
+                if (o->jump != jump && o->table < hi && o->table + (uint64_t)o->count * o->entsize > lo)
+                    return false;
+            }
+    }
+    return any;
+}
+
 /* A jump table whose edges need different code: each edge's code goes to
- * the start of its target, where only the table's entries lead. */
+ * the start of its target when only this table leads there, else (with
+ * stubs) into a stub after the jump, where the table's entries for that
+ * target are redirected. */
 static int table_snips(plan_st *ps, const cfg_proc *f, const cfg_paths *pp, const cfg_live *lv,
                        uint32_t bi, uint32_t ip)
 {
     const cfg_block *b = &f->blocks[bi];
+    int priv = -1;
     for (uint32_t k = 0; k < b->nout; k++) {
         uint32_t e = f->out_edges[b->first_out + k], t = f->edges[e].to;
         bool seen = false;
@@ -191,10 +217,10 @@ static int table_snips(plan_st *ps, const cfg_proc *f, const cfg_paths *pp, cons
         /* Other ways in skip the code (rw_head_bytes); another table
          * could not. */
         const cfg_block *tb = &f->blocks[t];
+        bool shared = false;
         for (uint32_t j = 0; j < tb->nin; j++) {
             const cfg_edge *x = &f->edges[f->in_edges[tb->first_in + j]];
-            if (x->kind == CFG_EDGE_TABLE && x->from != bi)
-                return RW_NOINS_TABLE;
+            shared |= x->kind == CFG_EDGE_TABLE && x->from != bi;
         }
         rw_snip sn = { .at = tb->start, .where = RW_SN_INCOMING, .first = (uint32_t)ps->in->nops };
         if (!edge_ops(ps, pp, f, e, ip))
@@ -202,6 +228,17 @@ static int table_snips(plan_st *ps, const cfg_proc *f, const cfg_paths *pp, cons
         sn.nt = (uint32_t)ps->in->nops - sn.first;
         if (!sn.nt)
             continue;
+        if (shared) {
+            if (priv < 0)
+                priv = ps->stubs && private_tables(ps->cx, f, b->end - 4);
+            if (!priv)
+                return RW_NOINS_TABLE;
+            sn.at = b->end - 4;
+            sn.where = RW_SN_STUB;
+            sn.to = tb->start;
+        }
+        /* A stub runs between the jump and the target: the target's
+         * registers are the ones in use. */
         regs_for(lv->in[t], &sn, ps->in);
         if (!add_snip(ps, &sn))
             return RW_NOINS_N;
@@ -363,6 +400,7 @@ static int plan_paths(plan_st *ps, const cfg_proc *f, uint32_t ip, bool tables_o
      * which another table may share (a chord's code could go nowhere
      * only the table reaches).  Only where that fails is it tried. */
     double *w = NULL;
+    ps->stubs = tables_on_tree;
     if (tables_on_tree) {
         if (!(w = malloc((f->nedges ? f->nedges : 1) * sizeof *w)))
             return RW_NOINS_N;
@@ -501,7 +539,9 @@ static int by_place(const void *a, const void *b)
     const rw_snip *x = a, *y = b;
     if (x->at != y->at)
         return x->at < y->at ? -1 : 1;
-    return (x->where > y->where) - (x->where < y->where);
+    if (x->where != y->where)
+        return x->where < y->where ? -1 : 1;
+    return (x->to > y->to) - (x->to < y->to);      /* stubs, by target */
 }
 
 /* A procedure not counted after all: its snippets from sn0 and sites
@@ -578,7 +618,7 @@ bool rw_instr_plan(rw_ctx *cx)
         return rw_fail(cx, "this build of optimize-image has no runtime to instrument with "
                            "(it needs %s)", "alpha-linux-gnu-gcc at build time");
     const cfg_program *prog = cx->prog;
-    plan_st ps = { cx, in, 0, 0 };
+    plan_st ps = { cx, in, 0, 0, false };
     in->ip = calloc(prog->nprocs ? prog->nprocs : 1, sizeof *in->ip);
     in->ins_proc = calloc(prog->nprocs ? prog->nprocs : 1, 1);
     if (!in->ip || !in->ins_proc)
@@ -671,9 +711,40 @@ bool rw_snip_is_head(const rw_snip *s)
     return s->where == RW_SN_HEAD;
 }
 
+/* Emitted after its instruction: code after it, or a stub. */
 bool rw_snip_is_after(const rw_snip *s)
 {
-    return s->where == RW_SN_AFTER;
+    return s->where >= RW_SN_AFTER;
+}
+
+uint64_t rw_snip_stub(const rw_snip *s)
+{
+    return s->where == RW_SN_STUB ? s->to : 0;
+}
+
+/* Where the jump-table entry at `where`, which went to `to`, now goes
+ * when it goes to a stub (table_snips); else 0. */
+uint64_t rw_table_stub(const rw_ctx *cx, uint64_t where, uint64_t to)
+{
+    const cfg_proc *f = cx->ins && cx->ins->nsnips ? rw_proc_of(cx, to) : NULL;
+    for (size_t k = 0; f && k < f->ntables; k++) {
+        const cfg_table *t = &f->tables[k];
+        if (where < t->table || where >= t->table + (uint64_t)t->count * t->entsize)
+            continue;
+        if (!rw_moved(cx, t->jump))
+            return 0;
+        size_t n;
+        const rw_snip *s = rw_snips_at(cx, t->jump, &n);
+        uint64_t a = rw_insn_addr(cx, t->jump) + 4;
+        for (size_t j = 0; j < n; j++) {
+            if (rw_snip_stub(&s[j]) == to)
+                return a;
+            if (rw_snip_is_after(&s[j]))
+                a += rw_snip_bytes(&s[j]);
+        }
+        return 0;
+    }
+    return 0;
 }
 
 void rw_instr_stats(const rw_ctx *cx, rw_stats *st)
@@ -697,7 +768,7 @@ uint64_t rw_insn_addr(const rw_ctx *cx, uint64_t old)
     size_t n;
     const rw_snip *s = cx->ins && rw_moved(cx, old) ? rw_snips_at(cx, old, &n) : NULL;
     for (size_t j = 0; s && j < n; j++)
-        if (s[j].where != RW_SN_AFTER)
+        if (!rw_snip_is_after(&s[j]))
             a += rw_snip_bytes(&s[j]);
     return a;
 }

@@ -16,8 +16,10 @@
 #include <stdint.h>
 
 /* Where a snippet goes, in the order they run at one instruction: an
- * entry's head, a table edge's code at its target, code before, after. */
-enum { RW_SN_HEAD, RW_SN_INCOMING, RW_SN_BEFORE, RW_SN_AFTER };
+ * entry's head, a table edge's code at its target, code before, after;
+ * a stub follows a table jump: only the table's entries for one target
+ * reach it, and it ends with a branch there (past the target's head). */
+enum { RW_SN_HEAD, RW_SN_INCOMING, RW_SN_BEFORE, RW_SN_AFTER, RW_SN_STUB };
 
 typedef struct rw_op {
     uint8_t kind;            /* RW_OP_* (instrument.c) */
@@ -34,6 +36,7 @@ typedef struct rw_snip {
     uint32_t first, nt, nf;  /* into rw_instr.ops */
     bool spill;              /* no three free: reg[] saved below sp */
     uint32_t nwords;
+    uint64_t to;             /* a stub's target (original address) */
 } rw_snip;
 
 typedef struct rw_iproc {

@@ -146,6 +146,10 @@ uint32_t rw_snip_bytes(const struct rw_snip *s);
 int rw_snip_bias(const struct rw_snip *s, uint32_t off);
 bool rw_snip_is_head(const struct rw_snip *s);
 bool rw_snip_is_after(const struct rw_snip *s);
+/* A stub's target (instrument.c, table_snips), 0 for any other snippet. */
+uint64_t rw_snip_stub(const struct rw_snip *s);
+/* A jump-table entry's new value when it now goes to a stub, else 0. */
+uint64_t rw_table_stub(const rw_ctx *cx, uint64_t where, uint64_t to);
 uint32_t rw_head_bytes(const rw_ctx *cx, uint64_t at);
 /* Where the instruction at old itself went (after code inserted before it). */
 uint64_t rw_insn_addr(const rw_ctx *cx, uint64_t old);

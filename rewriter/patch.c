@@ -105,6 +105,11 @@ bool rw_patch_relocs(rw_ctx *cx)
         if (!rw_moved(cx, r->target))
             continue;
         uint64_t nt = rw_map(cx, r->target);
+        /* A jump table's entry may now go to its edge's stub. */
+        if (!code && (r->type == R_ALPHA_GPREL32 || r->type == R_ALPHA_REFQUAD)) {
+            uint64_t s = rw_table_stub(cx, r->where, r->target);
+            nt = s ? s : nt;
+        }
         int64_t delta = (int64_t)(nt - r->target);
         uint8_t *p;
         switch (r->type) {
@@ -238,7 +243,7 @@ bool rw_patch_dynamic(rw_ctx *cx)
 }
 
 /* A block with inserted code: each instruction, and the code inserted at
- * it (which maps to it). */
+ * it (which maps to it; a stub, to its target). */
 static bool ins_entries(rw_ctx *cx, const rw_item *it, const cfg_block *b)
 {
     uint64_t pc = it->addr, end = b->end - (it->drop ? 4 : 0);
@@ -256,7 +261,9 @@ static bool ins_entries(rw_ctx *cx, const rw_item *it, const cfg_block *b)
         pc += 4;
         for (size_t j = 0; j < k; j++)
             if (rw_snip_is_after(&s[j])) {
-                if (!addrmap_add(&cx->am, pc, o, rw_snip_bytes(&s[j]), AM_INSTR))
+                /* A stub stands for its target: only the way there runs it. */
+                uint64_t so = rw_snip_stub(&s[j]) ? rw_snip_stub(&s[j]) : o;
+                if (!addrmap_add(&cx->am, pc, so, rw_snip_bytes(&s[j]), AM_INSTR))
                     return false;
                 pc += rw_snip_bytes(&s[j]);
             }

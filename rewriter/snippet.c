@@ -572,6 +572,8 @@ uint32_t rw_snip_words(const rw_instr *in, const rw_snip *sn, uint32_t cond, uin
             put(&b, LDQ(sn->reg[i], REG_SP, 8 * i));
         put(&b, LDA(REG_SP, REG_SP, SPILL));
     }
+    if (sn->where == RW_SN_STUB)
+        put(&b, BR(REG_ZERO, 0));   /* to its target: emit.c fills it in */
     return b.n;
 }
 
@@ -617,7 +619,9 @@ bool rw_instr_emit(rw_ctx *cx, const rw_snip *sn, uint64_t pc, uint8_t *p)
 
 int rw_snip_bias(const rw_snip *s, uint32_t off)
 {
-    return s->spill && off >= 4 ? SPILL : 0;     /* after its first word */
+    /* after its first word, up to a stub's branch */
+    uint32_t end = 4 * s->nwords - (s->where == RW_SN_STUB ? 4 : 0);
+    return s->spill && off >= 4 && off < end ? SPILL : 0;
 }
 
 uint32_t rw_instr_ops_words(const rw_instr *in, const rw_op *ops, size_t nops, const uint8_t reg[3],

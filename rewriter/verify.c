@@ -63,11 +63,15 @@ static uint64_t ins_start(const vctx *v, uint64_t n, uint64_t o)
     return n;
 }
 
-/* Does a reference to orig t that now holds got point at its copy? */
+/* Does a reference to orig t that now holds got point at its copy, or
+ * at the start of code inserted elsewhere that stands for t (a jump
+ * table's stub, which goes on to t)? */
 static bool lands(const vctx *v, uint64_t got, uint64_t t)
 {
     uint64_t nt = fwd(v, t);
-    return got == nt || got == ins_start(v, nt, t);
+    int kind;
+    return got == nt || got == ins_start(v, nt, t) ||
+           (addrmap_lookup(&v->am, got, &kind) == t && kind == AM_INSTR && ins_start(v, got, t) == got);
 }
 
 static bool word_at(const image *img, uint64_t a, uint32_t *w)
