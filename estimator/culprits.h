@@ -21,6 +21,7 @@
 typedef enum {
     EST_DYN_ICACHE, EST_DYN_ITB, EST_DYN_DCACHE, EST_DYN_DTB, EST_DYN_WRITE_BUFFER,
     EST_DYN_BRANCH_MISPREDICT, EST_DYN_JUMP_MISPREDICT, EST_DYN_TAKEN_BRANCH, EST_DYN_SYSCALL,
+    EST_DYN_MULTIPLIER, EST_DYN_DIVIDER,   /* the unit still busy from before the block */
     EST_DYN_COUNT
 } est_dyn_cause;
 extern const char *const est_dyn_names[EST_DYN_COUNT];   /* "icache", ... */
@@ -47,6 +48,31 @@ typedef struct est_culprits {
 est_culprits *est_culprits_find(const cfg_program *cfg, const est_freq *freq,
                                 const est_sched *sched, double period);
 void est_culprits_free(est_culprits *c);
+
+/* Samples of the events that bound a cause: n events per sample times the
+ * most cycles one event can cost caps the stall the cause explains. */
+typedef enum {
+    EST_EV_IMISS, EST_EV_ITBMISS, EST_EV_DMISS, EST_EV_DTBMISS, EST_EV_BRANCHMP, EST_EV_JSRMP,
+    EST_EV_COUNT
+} est_event;
+extern const char *const est_event_names[EST_EV_COUNT];   /* "imiss", ... */
+typedef struct est_events {
+    double period[EST_EV_COUNT];   /* events per sample, raised by the share of
+                                      time a multiplexed event went uncounted;
+                                      0: the event was not sampled */
+    size_t n;
+    uint64_t *addr;                /* sampled addresses, ascending */
+    double *count;                 /* [n * EST_EV_COUNT] */
+} est_events;
+void est_events_free(est_events *e);
+/* Rule out the causes the events' samples cannot pay for (ev5: the
+ * machine's parameters, NULL for a stock 21164).  Returns how many
+ * causes were removed. */
+struct ev5_params;
+size_t est_culprits_bound(est_culprits *c, const cfg_program *cfg, const est_sched *sched,
+                          const est_events *ev, const struct ev5_params *ev5);
+/* est_culprits_find and est_culprits_bound on an analysis. */
+est_culprits *est_culprits_of(const est_analysis *a);
 /* The culprits held against axp's --truth of the same run (DCPI could
  * not): the true dynamic stall cycles at the instructions analysed, how
  * many of them had their true cause among the culprits, the culprits per
@@ -58,8 +84,12 @@ typedef struct est_culprit_accuracy {
     double by_cause[EST_DYN_COUNT], covered_by_cause[EST_DYN_COUNT];
     double samples, unexplained;           /* cycle samples */
 } est_culprit_accuracy;
+/* The truth's multiplier and divider columns hold the static stall the
+ * schedule predicts as well: with the true frequencies (exact, NULL: not
+ * known) only what exceeds F x the static stall counts. */
 void est_culprits_accuracy(const cfg_program *cfg, const est_culprits *c, const est_sched *sched,
-                           const struct profdb_truth *truth, est_culprit_accuracy *out);
+                           const struct profdb_truth *truth, const est_freq *exact,
+                           est_culprit_accuracy *out);
 
 /* The causes as "dcache,dtb" into buf. */
 const char *est_causes_text(uint16_t causes, char *buf, size_t size);

@@ -148,6 +148,7 @@ void est_accuracy_by(const est_freq *est, double *const *weight, const est_freq 
  * the image (the file at image_path, matched by build-id), build its CFG
  * and estimate.  The result owns everything (est_analysis_free). */
 struct est_selection;
+struct est_events;
 typedef struct est_analysis {
     image *img;
     cfg_program *cfg;
@@ -155,6 +156,9 @@ typedef struct est_analysis {
     est_sched *sched;
     double period;           /* mean cycles per sample */
     double samples;          /* cycle samples of the image */
+    struct est_events *events;   /* its samples of the events that bound the
+                                    stall culprits (estimator/culprits.h);
+                                    NULL when the selection has none */
 } est_analysis;
 /* The estimates for an image whose CFG is built already: the selection's
  * cycle samples of cfg->img (by build-id), their mean period and count in

@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "estimator/culprits.h"
 #include "estimator/freq.h"
 #include "estimator/profileme.h"
 #include "estimator/samples.h"
+#include "machine/pmu.h"
 
 void est_analysis_free(est_analysis *a)
 {
@@ -16,6 +18,7 @@ void est_analysis_free(est_analysis *a)
         return;
     est_freq_free(a->freq);
     est_sched_free_all(a->sched);
+    est_events_free(a->events);
     cfg_free(a->cfg);
     image_close(a->img);
     free(a);
@@ -79,6 +82,81 @@ out:
     return f;
 }
 
+/* How many of the selection's events took turns on the counters the
+ * cycle counter leaves: each was counted only slots/k of the time. */
+static double multiplexed(const est_set *s)
+{
+    int k = 0, cycles = 0;
+    for (size_t e = 0; e < s->nevents; e++) {
+        int ev = pmu_event_by_name(s->events[e], strlen(s->events[e]));
+        if (ev == CEV_CYCLES)
+            cycles = 1;
+        else if (ev >= 0 && s->totals[e])
+            k++;
+    }
+    int slots = PMU_COUNTERS - cycles;
+    return k > slots ? (double)k / slots : 1;
+}
+
+/* The image's samples of the events that bound the culprits into *out
+ * (NULL when it has none); false with a message when loading fails. */
+static bool events_load(const est_selection *selp, const cfg_program *cfg, est_events **out,
+                        char *err, size_t errlen)
+{
+    *out = NULL;
+    est_selection sel = *selp;
+    const char *files[1] = { cfg->img->path };
+    sel.events = NULL;          /* all of them: the multiplexing needs the count */
+    sel.nevents = 0;
+    sel.image_files = files;
+    sel.nimage_files = 1;
+    est_set s;
+    est_error eerr;
+    if (!est_load(&sel, &s, &eerr)) {
+        snprintf(err, errlen, "%s", eerr.msg);
+        return false;
+    }
+    const image *img = cfg->img;
+    const est_image *im = NULL;
+    for (size_t i = 0; i < s.nimages; i++)
+        if (img->build_id_len && s.images[i].build_id_len == img->build_id_len &&
+            !memcmp(s.images[i].build_id, img->build_id, img->build_id_len))
+            im = &s.images[i];
+    int col[EST_EV_COUNT];
+    bool any = false;
+    for (int k = 0; k < EST_EV_COUNT; k++) {
+        col[k] = est_event_index(&s, est_event_names[k]);
+        any |= im && col[k] >= 0 && im->totals[col[k]] > 0;
+    }
+    bool ok = true;
+    est_events *e = any ? calloc(1, sizeof *e) : NULL;
+    if (any && (!e || !(e->addr = malloc((im->n + 1) * sizeof *e->addr)) ||
+                !(e->count = calloc((im->n + 1) * EST_EV_COUNT, sizeof *e->count)))) {
+        snprintf(err, errlen, "out of memory");
+        est_events_free(e);
+        e = NULL;
+        ok = false;
+    }
+    double mux = multiplexed(&s);
+    for (int k = 0; e && k < EST_EV_COUNT; k++)
+        if (col[k] >= 0 && im->totals[col[k]])
+            e->period[k] = mux * est_mean_period(im->period_sums[col[k]], im->totals[col[k]]);
+    for (size_t i = 0; e && i < im->n; i++) {
+        uint64_t *c = &im->counts[i * im->nevents];
+        bool some = false;
+        for (int k = 0; k < EST_EV_COUNT; k++)
+            some |= col[k] >= 0 && c[col[k]];
+        if (!some)
+            continue;
+        for (int k = 0; k < EST_EV_COUNT; k++)
+            e->count[e->n * EST_EV_COUNT + (size_t)k] = col[k] >= 0 ? (double)c[col[k]] : 0;
+        e->addr[e->n++] = im->offsets[i];
+    }
+    est_free(&s);
+    *out = e;
+    return ok;
+}
+
 est_analysis *est_analyse(const struct est_selection *sel, const char *image_path, char *err,
                           size_t errlen)
 {
@@ -95,7 +173,8 @@ est_analysis *est_analyse(const struct est_selection *sel, const char *image_pat
     }
     if (!(a->cfg = cfg_build(a->img, err, errlen)) ||
         !(a->freq = est_freq_from_selection(sel, a->cfg, &a->sched, &a->period, &a->samples, err,
-                                            errlen))) {
+                                            errlen)) ||
+        !events_load(sel, a->cfg, &a->events, err, errlen)) {
         est_analysis_free(a);
         return NULL;
     }

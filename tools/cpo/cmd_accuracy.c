@@ -113,7 +113,8 @@ static void worst_blocks(const est_analysis *a, const est_freq *truth, size_t li
 }
 
 /* The culprits against the truth: false when the truth cannot be read. */
-static bool culprits(const est_analysis *a, const char *path, est_culprit_accuracy *ca)
+static bool culprits(const est_analysis *a, const char *path, const est_freq *exact,
+                     est_culprit_accuracy *ca)
 {
     profdb_error perr;
     profdb_truth *t = profdb_truth_read(path, &perr);
@@ -121,9 +122,9 @@ static bool culprits(const est_analysis *a, const char *path, est_culprit_accura
         fprintf(stderr, "cpo: %s\n", perr.msg);
         return false;
     }
-    est_culprits *c = est_culprits_find(a->cfg, a->freq, a->sched, a->period);
+    est_culprits *c = est_culprits_of(a);
     if (c)
-        est_culprits_accuracy(a->cfg, c, a->sched, t, ca);
+        est_culprits_accuracy(a->cfg, c, a->sched, t, exact, ca);
     else
         fprintf(stderr, "cpo: out of memory finding culprits\n");
     est_culprits_free(c);
@@ -327,7 +328,7 @@ int cmd_accuracy(int argc, char **argv)
     est_accuracy acc;
     est_accuracy_of(a->freq, a->sched, truth, &acc);
     est_culprit_accuracy ca;
-    if (truthpath && !culprits(a, truthpath, &ca)) {
+    if (truthpath && !culprits(a, truthpath, truth, &ca)) {
         est_freq_free(truth);
         est_analysis_free(a);
         cpo_selection_release(&sel);

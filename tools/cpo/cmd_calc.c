@@ -55,7 +55,7 @@ static const char *static_cause(const alpha_sched_slot *sl)
 static const char dyn_letter[EST_DYN_COUNT] = {
     [EST_DYN_ICACHE] = 'i', [EST_DYN_ITB] = 'I', [EST_DYN_DCACHE] = 'd', [EST_DYN_DTB] = 'D',
     [EST_DYN_WRITE_BUFFER] = 'w', [EST_DYN_BRANCH_MISPREDICT] = 'p', [EST_DYN_JUMP_MISPREDICT] = 'j',
-    [EST_DYN_TAKEN_BRANCH] = 't', [EST_DYN_SYSCALL] = 'k',
+    [EST_DYN_TAKEN_BRANCH] = 't', [EST_DYN_SYSCALL] = 'k', [EST_DYN_MULTIPLIER] = 'm', [EST_DYN_DIVIDER] = 'f',
 };
 #define LEGEND "bubbles, a line per half cycle per execution: s slotting; a, b, c waiting on Ra, Rb, Rc;\n" \
                "m multiplier busy; f divider busy; i I-cache, I ITB, d D-cache, D DTB, w write buffer,\n" \
@@ -429,7 +429,7 @@ int cmd_calc(int argc, char **argv)
         profdb_truth_free(truth);
         return 1;
     }
-    est_culprits *cu = est_culprits_find(a->cfg, a->freq, a->sched, a->period);
+    est_culprits *cu = est_culprits_of(a);
     if (!cu)
         fprintf(stderr, "cpo: calc: out of memory finding culprits; shown without them\n");
     if (all)
