@@ -348,7 +348,8 @@ static int proc_summary(const est_analysis *a, const est_culprits *cu, const cha
     summary_row("net sampling error", s.error, T);
     summary_row("total tallied", s.dynamic + s.gain + stat + s.execution + s.error, T);
     if (t)
-        printf("\n(true: the share of the %.0f cycles axp's truth has at the head of the queue here)\n", head);
+        printf("\n(true: the share of the %.0f cycles axp's truth has at the head of the queue here;\n"
+               "its multiplier and divider stall includes what the schedule predicts, above)\n", head);
     return 0;
 }
 
