@@ -2,6 +2,8 @@
  * cpo calc --image IMAGE --all --json [selection]
  * cpo calc PROC --image IMAGE [selection]
  * cpo calc PROC --summary [--truth FILE] --image IMAGE [selection]
+ *   any of them with --original ORIG: IMAGE is a rewritten copy of ORIG,
+ *   analysed on its own CFG and shown carried back onto ORIG's
  *
  * DCPI's analysis of an image from its cycle samples: per block the
  * estimated executions with their confidence, per edge the executions, per
@@ -30,10 +32,12 @@
 #include "estimator/profileme.h"
 #include "estimator/summary.h"
 #include "profdb/truth.h"
+#include "rewriter/carry.h"
 #include "tools/cpo/commands.h"
 
-#define USAGE "usage: cpo calc --image IMAGE --all --json [--db DIR] [--epoch E|--all-epochs]\n" \
-              "       cpo calc PROC --image IMAGE [--db DIR] [--epoch E|--all-epochs] [--profileme | --summary [--truth FILE]]\n"
+#define USAGE "usage: cpo calc --image IMAGE --all --json [--original ORIG] [--db DIR] [--epoch E|--all-epochs]\n" \
+              "       cpo calc PROC --image IMAGE [--original ORIG] [--db DIR] [--epoch E|--all-epochs]\n" \
+              "                [--profileme | --summary [--truth FILE]]\n"
 
 /* The --stats cause a static stall of the scheduler is counted under, or
  * NULL (slotting and fetch-block waits are not stalls there). */
@@ -353,11 +357,80 @@ static int proc_summary(const est_analysis *a, const est_culprits *cu, const cha
     return 0;
 }
 
+/* The copy's samples at its own addresses, from its schedules. */
+static bool copy_samples(const est_analysis *a, uint64_t **addr, double **smp, size_t *n)
+{
+    size_t k = 0, cap = 0;
+    for (size_t p = 0; p < a->cfg->nprocs && p < a->sched->nprocs; p++)
+        for (size_t b = 0; b < a->sched->procs[p].nblocks; b++)
+            cap += a->sched->procs[p].blocks[b].n;
+    *addr = malloc((cap ? cap : 1) * sizeof **addr);
+    *smp = malloc((cap ? cap : 1) * sizeof **smp);
+    if (!*addr || !*smp)
+        return false;
+    for (size_t p = 0; p < a->cfg->nprocs && p < a->sched->nprocs; p++)
+        for (size_t b = 0; b < a->sched->procs[p].nblocks; b++) {
+            const est_block_sched *bs = &a->sched->procs[p].blocks[b];
+            for (uint32_t i = 0; bs->samples && i < bs->n; i++)
+                if (bs->samples[i] > 0) {
+                    (*addr)[k] = a->cfg->procs[p].blocks[b].start + 4ull * i;
+                    (*smp)[k++] = bs->samples[i];
+                }
+        }
+    *n = k;
+    return true;
+}
+
+/* A rewritten copy's analysis carried back onto its original ORIG
+ * (rewriter/carry.h): the copy's estimates through its address map, its
+ * samples at the original's addresses.  Event samples stay with the
+ * copy.  NULL with msg on failure. */
+static est_analysis *carried(const est_analysis *a, const char *orig_path, char *msg, size_t len)
+{
+    addrmap m = { 0 };
+    char err[512];
+    if (!addrmap_read(a->img, &m, err, sizeof err)) {
+        snprintf(msg, len, "calc: --original: %s is no rewritten image: %s", a->img->path, err);
+        return NULL;
+    }
+    est_analysis *b = calloc(1, sizeof *b);
+    image_error ierr;
+    uint64_t *addr = NULL;
+    double *smp = NULL;
+    size_t n = 0;
+    est_sample_col col = { 0 };
+    if (!b) {
+        snprintf(msg, len, "out of memory");
+    } else if (!(b->img = image_open(orig_path, &ierr))) {
+        snprintf(msg, len, "%s", ierr.msg);
+    } else if (b->img->build_id_len != m.build_id_len || memcmp(b->img->build_id, m.build_id, m.build_id_len)) {
+        snprintf(msg, len, "calc: %s was not rewritten from %s (its address map names another build-id)",
+                 a->img->path, orig_path);
+    } else if (!(b->cfg = cfg_build(b->img, msg, len))) {
+        /* msg says why */
+    } else if (!copy_samples(a, &addr, &smp, &n) || !rw_carry_samples(&m, addr, smp, n, &col)) {
+        snprintf(msg, len, "out of memory");
+    } else if ((b->freq = rw_carry_estimates(b->cfg, a->freq, &m, &col, a->period, &b->sched, msg, len))) {
+        b->period = a->period;
+        b->samples = a->samples;
+    }
+    free(addr);
+    free(smp);
+    free((void *)col.addr);
+    free((void *)col.samples);
+    addrmap_free(&m);
+    if (b && !b->freq) {
+        est_analysis_free(b);
+        return NULL;
+    }
+    return b;
+}
+
 int cmd_calc(int argc, char **argv)
 {
     est_selection sel = { 0 };
     est_error err;
-    const char *imgpath = NULL, *proc = NULL, *truth_path = NULL;
+    const char *imgpath = NULL, *proc = NULL, *truth_path = NULL, *orig_path = NULL;
     bool all = false, json = false, with_pm = false, summary = false;
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++) {
@@ -379,6 +452,8 @@ int cmd_calc(int argc, char **argv)
             summary = true;
         } else if (!strcmp(argv[i], "--truth") && i + 1 < argc) {
             truth_path = argv[++i];
+        } else if (!strcmp(argv[i], "--original") && i + 1 < argc) {
+            orig_path = argv[++i];
         } else if (argv[i][0] != '-' && !proc) {
             proc = argv[i];
         } else {
@@ -398,6 +473,9 @@ int cmd_calc(int argc, char **argv)
     } else if (!rc && summary && (all || with_pm)) {
         fprintf(stderr, "cpo: calc: --summary goes with one procedure, without --profileme\n%s", USAGE);
         rc = 2;
+    } else if (!rc && orig_path && with_pm) {
+        fprintf(stderr, "cpo: calc: --original does not go with --profileme\n%s", USAGE);
+        rc = 2;
     } else if (!rc && truth_path && !summary) {
         fprintf(stderr, "cpo: calc: --truth goes with --summary\n%s", USAGE);
         rc = 2;
@@ -415,6 +493,11 @@ int cmd_calc(int argc, char **argv)
     }
     char msg[1024];
     est_analysis *a = est_analyse(&sel, imgpath, msg, sizeof msg);
+    if (a && orig_path) {
+        est_analysis *b = carried(a, orig_path, msg, sizeof msg);
+        est_analysis_free(a);
+        a = b;
+    }
     profdb_pm *pm = NULL;
     size_t npm = 0;
     char key[PROFDB_KEY_MAX];
@@ -434,7 +517,7 @@ int cmd_calc(int argc, char **argv)
     if (!cu)
         fprintf(stderr, "cpo: calc: out of memory finding culprits; shown without them\n");
     if (all)
-        all_json(a, cu, imgpath);
+        all_json(a, cu, orig_path ? orig_path : imgpath);
     else if (summary)
         rc = proc_summary(a, cu, proc, truth);
     else

@@ -18,6 +18,7 @@
 #include "estimator/samples.h"
 #include "profdb/values.h"
 #include "rewriter/addrmap.h"
+#include "rewriter/carry.h"
 #include "tools/optimize-image/profile.h"
 
 static int by_pc_target(const void *a, const void *b)
@@ -297,123 +298,42 @@ fail:
     return false;
 }
 
-/* The address map of a rewritten image as the estimator's lookups: new to
- * original by the map's own search, original to new through a copy of its
- * moved-code entries sorted by original address. */
-typedef struct fwd_map {
-    const addrmap *m;
-    addrmap_entry *by_orig;
-    size_t n;
-} fwd_map;
-
-static int by_orig(const void *a, const void *b)
-{
-    const addrmap_entry *x = a, *y = b;
-    return x->orig < y->orig ? -1 : x->orig > y->orig;
-}
-
-static uint64_t fwd_to_orig(void *ctx, uint64_t addr)
-{
-    return addrmap_lookup(((fwd_map *)ctx)->m, addr, NULL);
-}
-
-static bool fwd_added(void *ctx, uint64_t addr)
-{
-    int kind;
-    addrmap_lookup(((fwd_map *)ctx)->m, addr, &kind);
-    return kind == AM_BRANCH;
-}
-
-static uint64_t fwd_to_new(void *ctx, uint64_t orig)
-{
-    const fwd_map *f = ctx;
-    size_t lo = 0, hi = f->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (f->by_orig[mid].orig + f->by_orig[mid].len <= orig)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < f->n && f->by_orig[lo].orig <= orig)
-        return f->by_orig[lo].new_addr + (orig - f->by_orig[lo].orig);
-    return 0;
-}
-
-typedef struct mapped {
-    uint64_t addr;
-    double samples;
-} mapped;
-
-static int by_addr(const void *a, const void *b)
-{
-    const mapped *x = a, *y = b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* The copy's cycle samples moved to the original's addresses and estimated
- * on the original CFG: what procedures the copy's own CFG cannot follow
- * fall back on. */
-static est_freq *fallback_of(const cfg_program *cfg, const est_image *im, fwd_map *fm, char *err,
-                             size_t errlen)
-{
-    mapped *v = malloc((im->n ? im->n : 1) * sizeof *v);
-    uint64_t *addr = malloc((im->n ? im->n : 1) * sizeof *addr);
-    double *col = malloc((im->n ? im->n : 1) * sizeof *col);
-    est_freq *f = NULL;
-    size_t n = 0;
-    if (v && addr && col) {
-        for (size_t i = 0; i < im->n; i++)
-            v[i] = (mapped){ fwd_to_orig(fm, im->offsets[i]), (double)im->counts[i * im->nevents] };
-        qsort(v, im->n, sizeof *v, by_addr);
-        for (size_t i = 0; i < im->n; i++) {
-            if (n && addr[n - 1] == v[i].addr) {
-                col[n - 1] += v[i].samples;
-                continue;
-            }
-            addr[n] = v[i].addr;
-            col[n++] = v[i].samples;
-        }
-        est_sample_col c = { addr, col, n };
-        f = est_freq_from_samples(cfg, &c, est_mean_period(im->period_sums[0], im->totals[0]), NULL,
-                                  NULL, err, errlen);
-    } else {
-        snprintf(err, errlen, "out of memory");
-    }
-    free(v);
-    free(addr);
-    free(col);
-    return f;
-}
-
 /* Samples of a rewritten copy (im, its map m) estimated on its own CFG and
- * carried back onto cfg; added to out.  *samples gets the copy's samples. */
+ * carried back onto cfg (rewriter/carry.h); added to out.  *samples gets
+ * the copy's samples. */
 static bool add_copy(const cfg_program *cfg, const struct est_selection *sel, const est_image *im,
                      const addrmap *m, est_freq *out, double *samples, char *err, size_t errlen)
 {
-    fwd_map fm = { .m = m, .by_orig = malloc((m->n ? m->n : 1) * sizeof *fm.by_orig) };
-    cfg_program *nc = fm.by_orig ? cfg_build(im->img, err, errlen) : NULL;
+    cfg_program *nc = cfg_build(im->img, err, errlen);
     double period;
     *samples = 0;
     est_freq *nf = nc ? est_freq_from_selection(sel, nc, NULL, &period, samples, err, errlen) : NULL;
-    est_freq *cf = NULL, *fb = nf ? fallback_of(cfg, im, &fm, err, errlen) : NULL;
-    if (fb) {
-        for (size_t i = 0; i < m->n; i++)
-            if (m->e[i].kind == AM_CODE)
-                fm.by_orig[fm.n++] = m->e[i];
-        qsort(fm.by_orig, fm.n, sizeof *fm.by_orig, by_orig);
-        est_addr_map am = { &fm, fwd_to_orig, fwd_to_new, fwd_added };
-        if ((cf = est_freq_carry(cfg, nf, fb, &am, err, errlen)))
+    est_freq *cf = NULL;
+    uint64_t *addr = malloc((im->n ? im->n : 1) * sizeof *addr);
+    double *cyc = malloc((im->n ? im->n : 1) * sizeof *cyc);
+    est_sample_col col = { 0 };
+    if (nf && addr && cyc) {
+        for (size_t i = 0; i < im->n; i++) {
+            addr[i] = im->offsets[i];
+            cyc[i] = (double)im->counts[i * im->nevents];
+        }
+        if (!rw_carry_samples(m, addr, cyc, im->n, &col))
+            snprintf(err, errlen, "out of memory");
+        else if ((cf = rw_carry_estimates(cfg, nf, m, &col,
+                                          est_mean_period(im->period_sums[0], im->totals[0]), NULL, err,
+                                          errlen)))
             add_freq(out, cf);
-    }
-    if (!fm.by_orig)
+    } else if (nf) {
         snprintf(err, errlen, "out of memory");
+    }
     bool ok = cf != NULL;
+    free((void *)col.addr);
+    free((void *)col.samples);
+    free(addr);
+    free(cyc);
     est_freq_free(cf);
-    est_freq_free(fb);
     est_freq_free(nf);
     cfg_free(nc);
-    free(fm.by_orig);
     return ok;
 }
 
