@@ -86,7 +86,7 @@ PY
 )
   /usr/bin/time -f "%e" -o "$tmp/t" "$B/cpo" calc --all --json --db "$db" --image "$img" >/dev/null 2>&1
   secs=$(cat "$tmp/t")
-  awk -v w="$w" -v b="$bytes" -v s="$secs" 'BEGIN { printf "  %-13s %7.2f MB of code in %5.2f s: %6.2f MB/s\n", w, b / 1e6, s, (s > 0 ? b / 1e6 / s : 0) }'
+  awk -v w="$w" -v b="$bytes" -v s="$secs" 'BEGIN { printf "  %-13s %7.2f MB of code in %5.2f s: %6.2f MB/s\n", w, b / 1e6, s, (s + 0 > 0 ? b / 1e6 / s : 0) }'
   # The goal: every procedure of lua, speedtest1 and zstd in under 3 s
   # together (one profile of each binary).
   case $w in
