@@ -2,7 +2,8 @@
  * cfg/paths.c: Ball-Larus path numbering (cfg/paths.h).
  *
  * Four steps over the path graph (blocks, ENTRY, EXIT): the depth-first
- * walk of cfg_rpo finds the retreating edges and a reverse topological order;
+ * walk of cfg_rpo finds the retreating edges and a reverse topological order
+ * (which holds once they and the shared tables' edges are cut);
  * the values come from counting, in that order, the paths from each node
  * to EXIT; a maximum spanning tree (Kruskal, with the edge EXIT->ENTRY
  * forced in) picks the chords; potentials along the tree turn values into
@@ -56,10 +57,15 @@ static double edge_weight(const cfg_proc *f, const double *weight, uint32_t e)
     return cfg_paths_depth_weight(f, e);
 }
 
-/* The walk: reach[b] for blocks the entries reach, back[e] for retreating
- * CFG edges, and post[] the path-graph nodes in reverse topological order
- * once retreating edges are cut (ENTRY last). */
-static bool walk(const cfg_proc *f, uint8_t *reach, uint32_t *post, size_t *npost, uint8_t *back)
+/* Why a CFG edge is cut into a dummy pair: it retreats, or it is a table
+ * edge of a jump sharing its table (cut_shared_tables). */
+enum { CUT_BACK = 1, CUT_TABLE = 2 };
+
+/* The walk: reach[b] for blocks the entries reach, cut[e] = CUT_BACK for
+ * retreating CFG edges, and post[] the path-graph nodes in reverse
+ * topological order once those are cut (ENTRY last); cutting more edges
+ * keeps it one. */
+static bool walk(const cfg_proc *f, uint8_t *reach, uint32_t *post, size_t *npost, uint8_t *cut)
 {
     uint32_t nb = (uint32_t)f->nblocks;
     uint32_t *rpo = malloc((nb + 1) * sizeof *rpo), *order = malloc((nb + 1) * sizeof *order);
@@ -74,11 +80,38 @@ static bool walk(const cfg_proc *f, uint8_t *reach, uint32_t *post, size_t *npos
     *npost = ok ? n : 0;
     for (size_t e = 0; ok && e < f->nedges; e++) {
         const cfg_edge *E = &f->edges[e];
-        back[e] = E->from < nb && E->to < nb && order[E->from + 1] != UINT32_MAX &&
+        cut[e] = E->from < nb && E->to < nb && order[E->from + 1] != UINT32_MAX &&
                   order[E->to + 1] <= order[E->from + 1];
     }
     free(rpo), free(order);
     return ok;
+}
+
+/* A jump that reads a table another jump reads too: code on one of its
+ * table edges would sit on a table entry, which every jump reading it
+ * runs.  Its table edges are cut as back edges are (cut[e] |= CUT_TABLE),
+ * so the path ends before the jump, with one dummy to the exit for all of
+ * them (parallel dummies merge), and starts again at the target. */
+static void cut_shared_tables(const cfg_proc *f, uint8_t *cut)
+{
+    for (size_t k = 0; k < f->ntables; k++) {
+        const cfg_table *t = &f->tables[k];
+        uint64_t lo = t->table, hi = lo + (uint64_t)t->count * t->entsize;
+        bool shared = false;
+        for (size_t j = 0; j < f->ntables && !shared; j++) {
+            const cfg_table *o = &f->tables[j];
+            shared = o->jump != t->jump && o->table < hi &&
+                     o->table + (uint64_t)o->count * o->entsize > lo;
+        }
+        uint32_t b = shared ? cfg_block_at(f, t->jump) : CFG_NONE;
+        if (b == CFG_NONE || f->blocks[b].end - 4 != t->jump)
+            continue;
+        for (uint32_t i = 0; i < f->blocks[b].nout; i++) {
+            uint32_t e = f->out_edges[f->blocks[b].first_out + i];
+            if (f->edges[e].kind == CFG_EDGE_TABLE && f->edges[e].to < f->nblocks)
+                cut[e] |= CUT_TABLE;
+        }
+    }
 }
 
 static int by_from(const void *a, const void *b)
@@ -185,7 +218,7 @@ out:
 /* Collects the path graph's edges of f into B; has_out[b] is set for every
  * block that got an edge out. */
 static bool collect(const cfg_proc *f, const double *weight, const uint8_t *reach,
-                    const uint8_t *back, edge_list *B)
+                    const uint8_t *cut, edge_list *B)
 {
     uint32_t nb = (uint32_t)f->nblocks, entry = nb, exit = nb + 1;
     uint8_t *has_out = calloc(nb + 1, 1);
@@ -206,9 +239,14 @@ static bool collect(const cfg_proc *f, const double *weight, const uint8_t *reac
         has_out[E->from] = 1;
         if (E->to >= nb)
             ok = add_edge(B, E->from, exit, CFG_PATH_EDGE_REAL, (uint32_t)e, w);
-        else if (back[e])
+        else if (cut[e])
+            /* A shared table's restarts weigh above anything, so they are
+             * all on the spanning tree (a star from ENTRY has no cycle)
+             * and their increments 0: every edge of the jump then needs
+             * the same code, the count of its one dummy to the exit. */
             ok = add_edge(B, E->from, exit, CFG_PATH_EDGE_BACK_OUT, (uint32_t)e, w) &&
-                 add_edge(B, entry, E->to, CFG_PATH_EDGE_BACK_IN, (uint32_t)e, w);
+                 add_edge(B, entry, E->to, CFG_PATH_EDGE_BACK_IN, (uint32_t)e,
+                          cut[e] & CUT_TABLE ? HUGE_VAL : w);
         else
             ok = add_edge(B, E->from, E->to, CFG_PATH_EDGE_REAL, (uint32_t)e, w);
     }
@@ -278,7 +316,7 @@ static bool number(cfg_paths *P, const uint32_t *post, size_t npost, char *err, 
 
 /* of_cfg and back_in: which path edge stands for each CFG edge. */
 static void map_cfg_edges(cfg_paths *P, const cfg_proc *f, const uint8_t *reach,
-                          const uint8_t *back)
+                          const uint8_t *cut)
 {
     uint32_t nb = P->nblocks;
     for (size_t e = 0; e < f->nedges; e++) {
@@ -291,7 +329,7 @@ static void map_cfg_edges(cfg_paths *P, const cfg_proc *f, const uint8_t *reach,
         }
         if (E->from >= nb || !reach[E->from])
             continue;
-        if (!back[e]) {
+        if (!cut[e]) {
             P->of_cfg[e] = cfg_path_edge_between(P, E->from, E->to >= nb ? nb + 1 : E->to);
             continue;
         }
@@ -315,15 +353,18 @@ bool cfg_paths_build(const cfg_proc *f, const double *weight, cfg_paths *P, char
     }
     uint32_t nb = (uint32_t)f->nblocks, nn = nb + 2;
     edge_list B = { 0 };
-    uint8_t *reach = calloc(nn, 1), *back = calloc(f->nedges + 1, 1);
+    uint8_t *reach = calloc(nn, 1), *cut = calloc(f->nedges + 1, 1);
     uint32_t *post = malloc(nn * sizeof *post);
     size_t npost = 0;
     P->nblocks = nb;
     P->of_cfg = malloc((f->nedges + 1) * sizeof *P->of_cfg);
     P->back_in = malloc((f->nedges + 1) * sizeof *P->back_in);
     P->first = calloc(nn + 1, sizeof *P->first);
-    bool ok = reach && back && post && P->of_cfg && P->back_in && P->first &&
-              walk(f, reach, post, &npost, back) && collect(f, weight, reach, back, &B);
+    bool ok = reach && cut && post && P->of_cfg && P->back_in && P->first &&
+              walk(f, reach, post, &npost, cut);
+    if (ok)
+        cut_shared_tables(f, cut);
+    ok = ok && collect(f, weight, reach, cut, &B);
     if (!ok) {
         snprintf(err, errlen, "%s: out of memory", name);
         free(B.e);
@@ -337,10 +378,10 @@ bool cfg_paths_build(const cfg_proc *f, const double *weight, cfg_paths *P, char
         ok = number(P, post, npost, err, errlen, name);
     }
     if (ok) {
-        map_cfg_edges(P, f, reach, back);
+        map_cfg_edges(P, f, reach, cut);
         ok = place_increments(P, err, errlen, name);
     }
-    free(reach), free(back), free(post);
+    free(reach), free(cut), free(post);
     if (!ok)
         cfg_paths_free(P);
     return ok;

@@ -5,7 +5,12 @@
  * The procedure's CFG is made acyclic by cutting every back edge v->w
  * (a retreating edge of a depth-first walk from the entries) and adding two
  * dummy edges in its place: ENTRY->w (a path starts again at w) and v->EXIT
- * (the path ends at v).  Every path from ENTRY to EXIT of that graph then
+ * (the path ends at v).  The table edges of a jump reading a table that
+ * another jump reads too are cut the same way (code on such an edge would
+ * sit on a table entry, which the other jump runs as well): the dummy
+ * edges of their restarts are always on the spanning tree, so that all the
+ * jump's edges have the same code, the count of its one dummy to the exit,
+ * and restart with 0.  Every path from ENTRY to EXIT of that graph then
  * gets a number in [0, npaths) as the sum of the values of its edges.  The
  * increments place those sums on as few edges as possible: on the chords of
  * a maximum spanning tree (by edge weight, the hottest edges in the tree
@@ -16,7 +21,7 @@
  * by the blocks it visits.  Unreachable blocks are on no path.
  *
  * Counting at run time: r = 0 at the procedure's entry; r += inc on each
- * edge taken; at a return or exit, count[r + inc(exit edge)]++; at a back
+ * edge taken; at a return or exit, count[r + inc(exit edge)]++; at a cut
  * edge v->w, count[r + back_exit_inc]++ then r = back_entry_inc.
  */
 #ifndef CFG_PATHS_H
@@ -30,8 +35,8 @@
 
 typedef enum {
     CFG_PATH_EDGE_REAL,      /* a CFG edge (or several parallel ones) */
-    CFG_PATH_EDGE_BACK_IN,   /* dummy ENTRY->w for the back edge v->w */
-    CFG_PATH_EDGE_BACK_OUT   /* dummy v->EXIT for the back edge v->w */
+    CFG_PATH_EDGE_BACK_IN,   /* dummy ENTRY->w for the cut edge v->w */
+    CFG_PATH_EDGE_BACK_OUT   /* dummy v->EXIT for the cut edge v->w */
 } cfg_path_edge_kind;
 
 typedef struct cfg_path_edge {
@@ -51,10 +56,10 @@ typedef struct cfg_paths {
     uint32_t *first;         /* [nblocks + 3]: edges of node n are
                                 first[n] .. first[n + 1] - 1 */
     uint32_t *of_cfg;        /* [cfg nedges]: path edge of each CFG edge;
-                                for a back edge its BACK_OUT dummy; CFG_NONE
+                                for a cut edge its BACK_OUT dummy; CFG_NONE
                                 when on no path (unreachable) */
-    uint32_t *back_in;       /* [cfg nedges]: BACK_IN dummy of a back edge,
-                                else CFG_NONE */
+    uint32_t *back_in;       /* [cfg nedges]: BACK_IN dummy of a cut edge (a
+                                back edge or a shared table's), else CFG_NONE */
     uint64_t npaths;         /* potential paths: ids are 0..npaths-1 */
     size_t nchords;
 } cfg_paths;

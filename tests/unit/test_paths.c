@@ -1,12 +1,14 @@
 /*
  * paths/: the path-profile and CCT formats (round trips, errors naming the
- * line) and the tree's recursion folding.
+ * line), the tree's recursion folding, and which edges the numbering cuts
+ * (cfg/paths.c: back edges and the edges of jumps sharing a table).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg/paths.h"
 #include "paths/cct.h"
 #include "paths/compare.h"
 #include "paths/pathprof.h"
@@ -182,4 +184,97 @@ Test(paths_cct, fold_to_what_the_other_tree_counts)
     cct_free(f);
     cct_free(a);
     cct_free(b);
+}
+
+/* ---- cut edges ------------------------------------------------------------ */
+
+/* 0 branches to 1, 2 and 6; jumps 1 and 2 read one table (to 3 and 4),
+ * jump 6 a table of its own (to 4 and 5); 3 and 4 go to 5, which returns
+ * or loops back to 0.  Block b is the word at 4b. */
+enum { CUT_NB = 7, CUT_NE = 13 };
+static const struct { uint32_t from, to; uint8_t kind; } cut_edges[CUT_NE] = {
+    { CFG_ENTRY, 0, CFG_EDGE_ENTRY }, { 0, 1, CFG_EDGE_TAKEN }, { 0, 2, CFG_EDGE_TAKEN },
+    { 0, 6, CFG_EDGE_FALL },  { 1, 3, CFG_EDGE_TABLE }, { 1, 4, CFG_EDGE_TABLE },
+    { 2, 3, CFG_EDGE_TABLE }, { 2, 4, CFG_EDGE_TABLE }, { 6, 4, CFG_EDGE_TABLE },
+    { 6, 5, CFG_EDGE_TABLE }, { 3, 5, CFG_EDGE_TAKEN }, { 4, 5, CFG_EDGE_FALL },
+    { 5, 0, CFG_EDGE_TAKEN },
+};
+
+static cfg_proc *shared_table_proc(void)
+{
+    static cfg_block b[CUT_NB];
+    static cfg_edge e[CUT_NE + 1];
+    static uint32_t out[CUT_NE + 1], in[CUT_NE + 1];
+    static cfg_table t[3] = { { 4, 0x1000, 4, 2 }, { 8, 0x1000, 4, 2 }, { 24, 0x2000, 4, 2 } };
+    static cfg_proc f;
+    for (uint32_t k = 0; k < CUT_NE; k++)
+        e[k] = (cfg_edge){ cut_edges[k].from, cut_edges[k].to, cut_edges[k].kind, 0, CFG_NONE };
+    e[CUT_NE] = (cfg_edge){ 5, CFG_EXIT, CFG_EDGE_RETURN, 0, CFG_NONE };
+    uint32_t no = 0, ni = 0;
+    for (uint32_t i = 0; i < CUT_NB; i++) {
+        b[i] = (cfg_block){ .start = 4 * i, .end = 4 * i + 4, .first_out = no, .first_in = ni,
+                            .eqclass = CFG_NONE, .loop = CFG_NONE };
+        for (uint32_t k = 0; k <= CUT_NE; k++) {
+            if (e[k].from == i)
+                out[no++] = k, b[i].nout++;
+            if (e[k].to == i)
+                in[ni++] = k, b[i].nin++;
+        }
+    }
+    b[0].flags = CFG_BF_ENTRY;
+    f = (cfg_proc){ .name = "shared", .start = 0, .end = 4 * CUT_NB, .nblocks = CUT_NB, .blocks = b,
+                    .nedges = CUT_NE + 1, .edges = e, .out_edges = out, .in_edges = in,
+                    .ntables = 3, .tables = t };
+    return &f;
+}
+
+/* Every ENTRY->EXIT path: a distinct id below npaths, whose increments
+ * add up to it as its values do. */
+static size_t all_paths(const cfg_paths *P, uint32_t v, uint64_t val, int64_t inc, uint8_t *seen)
+{
+    if (v == CFG_PATH_EXIT(P->nblocks)) {
+        cr_assert_lt(val, P->npaths);
+        cr_assert_eq(inc, (int64_t)val, "increments and values disagree");
+        cr_assert(!seen[val], "path %llu twice", (unsigned long long)val);
+        seen[val] = 1;
+        return 1;
+    }
+    size_t n = 0;
+    for (uint32_t i = P->first[v]; i < P->first[v + 1]; i++)
+        n += all_paths(P, P->edges[i].to, val + P->edges[i].val, inc + P->edges[i].inc, seen);
+    return n;
+}
+
+Test(paths_cut, a_table_two_jumps_read_is_cut_the_same_for_both)
+{
+    cfg_proc *f = shared_table_proc();
+    uint64_t s = 7;
+    for (int round = 0; round < 40; round++) {
+        /* no weights (axp's), table edges above all (the instrumenter's
+         * second try), made-up counts */
+        double w[CUT_NE + 1];
+        for (uint32_t k = 0; k <= CUT_NE; k++) {
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            w[k] = round > 1 ? (double)(s >> 40) : f->edges[k].kind == CFG_EDGE_TABLE ? 1e300 : 8;
+        }
+        cfg_paths P;
+        char err[256];
+        cr_assert(cfg_paths_build(f, round ? w : NULL, &P, err, sizeof err), "%s", err);
+        /* paths: from 5 two (return, back), 3 and 4 two, 1 and 2 one
+         * (their cut), 6 four, 0 six; ENTRY: 0 twice (entry, loop), 3, 4 */
+        cr_assert_eq(P.npaths, 16);
+        uint8_t seen[16] = { 0 };
+        cr_assert_eq(all_paths(&P, CFG_PATH_ENTRY(CUT_NB), 0, 0, seen), 16);
+        for (uint32_t k = 0; k < CUT_NE; k++) {
+            bool cut = (f->edges[k].from == 1 || f->edges[k].from == 2 || k == 12);
+            cr_assert_eq(P.back_in[k] != CFG_NONE, cut, "edge %u %s", k, cut ? "cut" : "not cut");
+            cr_assert_eq(P.edges[P.of_cfg[k]].kind, cut ? CFG_PATH_EDGE_BACK_OUT : CFG_PATH_EDGE_REAL);
+        }
+        /* Each jump's table edges: one count, then a restart from 0. */
+        cr_assert_eq(P.of_cfg[4], P.of_cfg[5]);
+        cr_assert_eq(P.of_cfg[6], P.of_cfg[7]);
+        for (uint32_t k = 4; k < 8; k++)
+            cr_assert_eq(P.edges[P.back_in[k]].inc, 0, "round %d edge %u", round, k);
+        cfg_paths_free(&P);
+    }
 }
