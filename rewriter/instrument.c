@@ -176,7 +176,9 @@ static uint32_t word_at(const rw_ctx *cx, uint64_t a)
 
 /* Is the jump at `jump` the only one reading its tables?  A stub takes
  * a table's entries for one target; another jump reading them would run
- * the stub's code too. */
+ * the stub's code too.  (A jump sharing a table with another of its
+ * procedure never needs one: the numbering cuts its table edges, which
+ * then all have the same code before the jump, cfg/paths.h.) */
 static bool private_tables(const rw_ctx *cx, const cfg_proc *f, uint64_t jump)
 {
     bool any = false;
