@@ -109,6 +109,17 @@ typedef struct est_addr_map {
  * memory runs out. */
 est_freq *est_freq_carry(const cfg_program *orig, const est_freq *from, const est_freq *fallback,
                          const est_addr_map *m, char *err, size_t errlen);
+/* Samples at a copy's addresses, n of them, moved to the original's
+ * (m->to_orig), sorted and merged into out, whose arrays the caller
+ * frees.  False when memory runs out. */
+bool est_samples_to_orig(const est_addr_map *m, const uint64_t *addr, const double *samples, size_t n,
+                         est_sample_col *out);
+/* est_freq_carry with the fallback made from the copy's samples at the
+ * original's addresses (est_samples_to_orig) at period; the original's
+ * schedules with those samples in *sched when sched is not NULL. */
+est_freq *est_freq_carry_samples(const cfg_program *orig, const est_freq *from, const est_addr_map *m,
+                                 const est_sample_col *orig_samples, double period, est_sched **sched,
+                                 char *err, size_t errlen);
 
 /* Frequencies of an older build of a program carried over to a new one by
  * matching procedures by name and blocks by the hash of their instructions

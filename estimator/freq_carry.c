@@ -194,3 +194,54 @@ fail:
     est_freq_free(out);
     return NULL;
 }
+
+typedef struct moved {
+    uint64_t addr;
+    double samples;
+} moved;
+
+static int cmp_moved(const void *a, const void *b)
+{
+    const moved *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+bool est_samples_to_orig(const est_addr_map *m, const uint64_t *addr, const double *samples, size_t n,
+                         est_sample_col *out)
+{
+    moved *v = malloc((n ? n : 1) * sizeof *v);
+    uint64_t *a = malloc((n ? n : 1) * sizeof *a);
+    double *s = malloc((n ? n : 1) * sizeof *s);
+    memset(out, 0, sizeof *out);
+    if (!v || !a || !s) {
+        free(v);
+        free(a);
+        free(s);
+        return false;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = (moved){ m->to_orig(m->ctx, addr[i]), samples[i] };
+    qsort(v, n, sizeof *v, cmp_moved);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k && a[k - 1] == v[i].addr) {
+            s[k - 1] += v[i].samples;
+            continue;
+        }
+        a[k] = v[i].addr;
+        s[k++] = v[i].samples;
+    }
+    free(v);
+    *out = (est_sample_col){ a, s, k };
+    return true;
+}
+
+est_freq *est_freq_carry_samples(const cfg_program *orig, const est_freq *from, const est_addr_map *m,
+                                 const est_sample_col *orig_samples, double period, est_sched **sched,
+                                 char *err, size_t errlen)
+{
+    est_freq *fb = est_freq_from_samples(orig, orig_samples, period, NULL, sched, err, errlen);
+    est_freq *cf = fb ? est_freq_carry(orig, from, fb, m, err, errlen) : NULL;
+    est_freq_free(fb);
+    return cf;
+}

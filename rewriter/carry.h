@@ -1,10 +1,9 @@
 /*
- * rewriter/carry.h: a rewritten image's estimates carried back onto its
- * original through the address map (docs/estimator.md, "Rewritten
- * images").  The estimator does the carrying (est_freq_carry); the map
- * is the rewriter's, so the lookups it needs are made here, for every
- * program that reads profiles of deployed copies (optimize-image --db,
- * cpo calc --original).
+ * rewriter/carry.h: the address map of a rewritten image as the
+ * estimator's lookups (est_addr_map), so a deployed copy's estimates can
+ * be carried back onto its original (docs/estimator.md, "Rewritten
+ * images") by every program that reads such profiles: optimize-image --db
+ * and cpo calc --original.
  */
 #ifndef REWRITER_CARRY_H
 #define REWRITER_CARRY_H
@@ -12,19 +11,17 @@
 #include "estimator/freq.h"
 #include "rewriter/addrmap.h"
 
-/* Samples at a copy's addresses, n of them, moved to the original's
- * addresses, sorted and merged into out (whose arrays the caller frees).
- * False when memory runs out. */
-bool rw_carry_samples(const addrmap *m, const uint64_t *addr, const double *samples, size_t n,
-                      est_sample_col *out);
+/* New to original by the map's own search, original to new through a
+ * copy of its moved-code entries sorted by original address. */
+typedef struct rw_est_map {
+    const addrmap *m;
+    addrmap_entry *by_orig;
+    size_t n;
+} rw_est_map;
 
-/* The copy's estimates (copy_freq, on its own CFG) on orig's CFG.  The
- * copy's samples at the original's addresses (rw_carry_samples) give the
- * estimates of procedures the copy's CFG could not follow, and the
- * original's schedules with those samples in *sched when sched is not
- * NULL.  NULL with err on failure. */
-est_freq *rw_carry_estimates(const cfg_program *orig, const est_freq *copy_freq, const addrmap *m,
-                             const est_sample_col *orig_samples, double period, est_sched **sched,
-                             char *err, size_t errlen);
+/* The lookups over m into *out (valid while fm and m are); false when
+ * memory runs out.  rw_est_map_free releases fm. */
+bool rw_est_map_init(rw_est_map *fm, const addrmap *m, est_addr_map *out);
+void rw_est_map_free(rw_est_map *fm);
 
 #endif

@@ -399,6 +399,8 @@ static est_analysis *carried(const est_analysis *a, const char *orig_path, char 
     double *smp = NULL;
     size_t n = 0;
     est_sample_col col = { 0 };
+    rw_est_map fm = { 0 };
+    est_addr_map am;
     if (!b) {
         snprintf(msg, len, "out of memory");
     } else if (!(b->img = image_open(orig_path, &ierr))) {
@@ -408,12 +410,14 @@ static est_analysis *carried(const est_analysis *a, const char *orig_path, char 
                  a->img->path, orig_path);
     } else if (!(b->cfg = cfg_build(b->img, msg, len))) {
         /* msg says why */
-    } else if (!copy_samples(a, &addr, &smp, &n) || !rw_carry_samples(&m, addr, smp, n, &col)) {
+    } else if (!rw_est_map_init(&fm, &m, &am) || !copy_samples(a, &addr, &smp, &n) ||
+               !est_samples_to_orig(&am, addr, smp, n, &col)) {
         snprintf(msg, len, "out of memory");
-    } else if ((b->freq = rw_carry_estimates(b->cfg, a->freq, &m, &col, a->period, &b->sched, msg, len))) {
+    } else if ((b->freq = est_freq_carry_samples(b->cfg, a->freq, &am, &col, a->period, &b->sched, msg, len))) {
         b->period = a->period;
         b->samples = a->samples;
     }
+    rw_est_map_free(&fm);
     free(addr);
     free(smp);
     free((void *)col.addr);

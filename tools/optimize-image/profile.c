@@ -299,8 +299,8 @@ fail:
 }
 
 /* Samples of a rewritten copy (im, its map m) estimated on its own CFG and
- * carried back onto cfg (rewriter/carry.h); added to out.  *samples gets
- * the copy's samples. */
+ * carried back onto cfg (docs/estimator.md, "Rewritten images"); added to
+ * out.  *samples gets the copy's samples. */
 static bool add_copy(const cfg_program *cfg, const struct est_selection *sel, const est_image *im,
                      const addrmap *m, est_freq *out, double *samples, char *err, size_t errlen)
 {
@@ -312,21 +312,24 @@ static bool add_copy(const cfg_program *cfg, const struct est_selection *sel, co
     uint64_t *addr = malloc((im->n ? im->n : 1) * sizeof *addr);
     double *cyc = malloc((im->n ? im->n : 1) * sizeof *cyc);
     est_sample_col col = { 0 };
-    if (nf && addr && cyc) {
+    rw_est_map fm = { 0 };
+    est_addr_map am;
+    if (nf && addr && cyc && rw_est_map_init(&fm, m, &am)) {
         for (size_t i = 0; i < im->n; i++) {
             addr[i] = im->offsets[i];
             cyc[i] = (double)im->counts[i * im->nevents];
         }
-        if (!rw_carry_samples(m, addr, cyc, im->n, &col))
+        if (!est_samples_to_orig(&am, addr, cyc, im->n, &col))
             snprintf(err, errlen, "out of memory");
-        else if ((cf = rw_carry_estimates(cfg, nf, m, &col,
-                                          est_mean_period(im->period_sums[0], im->totals[0]), NULL, err,
-                                          errlen)))
+        else if ((cf = est_freq_carry_samples(cfg, nf, &am, &col,
+                                              est_mean_period(im->period_sums[0], im->totals[0]), NULL,
+                                              err, errlen)))
             add_freq(out, cf);
     } else if (nf) {
         snprintf(err, errlen, "out of memory");
     }
     bool ok = cf != NULL;
+    rw_est_map_free(&fm);
     free((void *)col.addr);
     free((void *)col.samples);
     free(addr);
