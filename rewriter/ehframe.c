@@ -4,7 +4,10 @@
  *
  * The old .eh_frame sits in the read-only text segment and cannot grow, so
  * a complete new one goes into the new segment with a new .eh_frame_hdr,
- * and PT_GNU_EH_FRAME points there; the old tables stay, renamed, unused.
+ * and PT_GNU_EH_FRAME points there (added if the image had none, as static
+ * ones do: elfout.c); the old tables stay, renamed.  A static image's
+ * crtbeginT still registers the old .eh_frame, which is right for the code
+ * left in place and names no new address, so the unwinder goes on to ours.
  * Every CIE is copied.  An FDE for code that did not move is copied with its
  * PC-relative fields recomputed for its new place.  An FDE for moved code is
  * run into rows and written again for each contiguous piece of the new code
