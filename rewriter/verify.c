@@ -9,7 +9,7 @@
  * original's relocations describe (data words, jump tables, GOT slots, the
  * entry point) must point at the new copy; and every moved instruction must
  * unwind with the rules its original had, from the FDE the unwinder reaches
- * through PT_GNU_EH_FRAME.  Static images, which qemu cannot run, are
+ * through PT_GNU_EH_FRAME (none where the original's unwinder found none).  Static images, which qemu cannot run, are
  * tested this way.
  */
 #include <elf.h>
@@ -436,6 +436,7 @@ static void check_unwind(vctx *v, const image_section *text, char *err, size_t e
     }
     hdrtab hdr;
     bool have_hdr = hdr_open(v->neu, &hdr), said = false;
+    uint64_t visible = rw_eh_first_visible(v->orig);
     for (uint64_t n = text->addr; n + 4 <= text->addr + text->size; n += 4) {
         int kind;
         uint64_t o = addrmap_lookup(&v->am, n, &kind);
@@ -462,10 +463,16 @@ static void check_unwind(vctx *v, const image_section *text, char *err, size_t e
             said = true;
             bad(v, &v->st->bad_rows, "no PT_GNU_EH_FRAME with a table the rewriter writes: "
                 "the unwinder finds no FDE for moved code such as 0x%llx", (unsigned long long)n);
-        } else if (have_hdr &&
-                   hdr_find(&hdr, n) != nn.e->addr + nn.e->fde[nn.fde[idx_find(&nn, n)]].off)
-            bad(v, &v->st->bad_rows, "0x%llx: .eh_frame_hdr leads to another FDE than the one "
-                "covering it", (unsigned long long)n);
+        } else if (have_hdr) {
+            /* Seen by the original's unwinder, it must be by the new one, and
+             * not otherwise (rw_eh_first_visible). */
+            bool was = on.e->fde[on.fde[idx_find(&on, o)]].off >= visible;
+            bool is = hdr_find(&hdr, n) == nn.e->addr + nn.e->fde[nn.fde[idx_find(&nn, n)]].off;
+            if (was != is)
+                bad(v, &v->st->bad_rows, "0x%llx: .eh_frame_hdr %s its FDE, the original's "
+                    "unwinder %s", (unsigned long long)n, is ? "leads to" : "does not lead to",
+                    was ? "found one" : "did not");
+        }
     }
     idx_free(&on);
     idx_free(&nn);
