@@ -4,7 +4,13 @@
  *
  * The old .eh_frame sits in the read-only text segment and cannot grow, so
  * a complete new one goes into the new segment with a new .eh_frame_hdr,
- * and PT_GNU_EH_FRAME points there; the old tables stay, renamed, unused.
+ * and PT_GNU_EH_FRAME points there (added if the image had none, as static
+ * ones do: elfout.c); the old tables stay, renamed.  A static image's
+ * crtbeginT still registers the old .eh_frame, which is right for the code
+ * left in place and names no new address, so the unwinder goes on to ours.
+ * It registers the table from __EH_FRAME_BEGIN__ on, so the original's
+ * unwinder never saw the FDEs before it (crt1's, for _start: a walk ends
+ * there); ours leaves them out of the search table too.
  * Every CIE is copied.  An FDE for code that did not move is copied with its
  * PC-relative fields recomputed for its new place.  An FDE for moved code is
  * run into rows and written again for each contiguous piece of the new code
@@ -142,6 +148,7 @@ typedef struct fixup {
 typedef struct builder {
     rw_ctx *cx;
     eh_frame *e;
+    bool hidden;                 /* this FDE: written, but not in the table */
     cfi_out o;                   /* the new .eh_frame */
     hdr_ent *tab;
     size_t ntab, captab;
@@ -154,6 +161,8 @@ typedef struct builder {
 
 static bool tab_add(builder *b, uint64_t loc, uint64_t fde)
 {
+    if (b->hidden)
+        return true;
     if (b->ntab == b->captab) {
         b->captab = b->captab ? 2 * b->captab : 256;
         hdr_ent *t = realloc(b->tab, b->captab * sizeof *t);
@@ -483,6 +492,16 @@ static bool touches_moved(const rw_ctx *cx, uint64_t lo, uint64_t hi)
     return false;
 }
 
+uint64_t rw_eh_first_visible(const image *img)
+{
+    for (size_t i = 0; i < img->nsegments; i++)
+        if (img->segments[i].type == PT_GNU_EH_FRAME)
+            return 0;
+    const image_section *s = image_section_by_name(img, ".eh_frame");
+    const image_symbol *b = image_symbol_by_name(img, "__EH_FRAME_BEGIN__");
+    return s && b && b->value >= s->addr && b->value < s->addr + s->size ? b->value - s->addr : 0;
+}
+
 bool rw_eh_build(rw_ctx *cx)
 {
     eh_frame *e = cx->ehs;
@@ -493,10 +512,12 @@ bool rw_eh_build(rw_ctx *cx)
     size_t ucap = 0;
     cx->eh_addr = (cx->text_addr + cx->text_size + 7) & ~(uint64_t)7;
     bool ok = emit_cies(&b);
+    uint64_t visible = rw_eh_first_visible(cx->img);
     for (size_t i = 0; ok && i < e->nfde; i++) {
         const eh_fde *f = &e->fde[i];
         if (!f->range || !f->begin)
             continue;       /* left over from discarded sections */
+        b.hidden = f->off < visible;
         const cfg_proc *p = cfg_proc_at(cx->prog, f->begin);
         const rw_proc *rp = p ? &cx->procs[p - cx->prog->procs] : NULL;
         if (rp && rp->reason == RW_MOVED && rp->rigid && f->begin + f->range <= p->end)

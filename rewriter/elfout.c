@@ -10,6 +10,13 @@
  * (vaddr - offset equal): loaders that compute AT_PHDR as load address plus
  * e_phoff, as older kernels and qemu do, then find the new table.  Sections
  * that are not loaded (symbols, debug information) move after the segment.
+ *
+ * A static image has no PT_GNU_EH_FRAME (gcc links it without
+ * --eh-frame-hdr): its crtbeginT registers the old .eh_frame with
+ * __register_frame_info, which knows only the old addresses.  libgcc looks
+ * there first, then through dl_iterate_phdr for a PT_GNU_EH_FRAME, so the
+ * output gets one for the new table; without it, unwinding through moved
+ * code finds no FDE and aborts.
  */
 #include <elf.h>
 #include <errno.h>
@@ -48,14 +55,30 @@ static uint64_t alloc_end(const rw_ctx *cx)
     return end;
 }
 
+static bool has_eh_hdr_segment(const image *img)
+{
+    for (size_t i = 0; i < img->nsegments; i++)
+        if (img->segments[i].type == PT_GNU_EH_FRAME)
+            return true;
+    return false;
+}
+
+size_t rw_phnum(const image *img)
+{
+    const image_section *eh = image_section_by_name(img, ".eh_frame");
+    bool new_eh = eh && eh->data && eh->size;   /* as rw_eh_analyse decides */
+    return img->nsegments + 1 + (new_eh && !has_eh_hdr_segment(img));
+}
+
 bool rw_elf_plan(rw_ctx *cx)
 {
     const image *img = cx->img;
     const Elf64_Ehdr *eh = ehdr(cx);
     if (img->file_size < sizeof *eh || eh->e_phentsize != sizeof(Elf64_Phdr) ||
         eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shnum >= SHN_LORESERVE ||
+        eh->e_phnum != img->nsegments ||
         eh->e_shstrndx >= eh->e_shnum)
-        return rw_fail(cx, "%s: unusual ELF header (entry sizes, section count): not supported",
+        return rw_fail(cx, "%s: unusual ELF header (entry sizes, section or segment count): not supported",
                        img->path);
     uint64_t base = UINT64_MAX, top = 0, align = 0x2000;
     for (size_t i = 0; i < img->nsegments; i++) {
@@ -76,7 +99,7 @@ bool rw_elf_plan(rw_ctx *cx)
     cx->seg_off = cx->seg_addr - base;
     if (cx->seg_off < alloc_end(cx))
         return rw_fail(cx, "%s: loadable contents lie above their addresses: not supported", img->path);
-    cx->phnum = (size_t)eh->e_phnum + 1;
+    cx->phnum = rw_phnum(img);
     cx->text_addr = align_up(cx->seg_addr + cx->phnum * sizeof(Elf64_Phdr), 32);
     return true;
 }
@@ -135,8 +158,9 @@ typedef struct elfw {
     uint64_t memsz;              /* the new segment's, with the zero pages */
 } elfw;
 
-/* The input's program headers with PHDR and the unwind table's moved, and
- * the new segment after the last PT_LOAD. */
+/* The input's program headers with PHDR and the unwind table's moved, the
+ * new segment after the last PT_LOAD, and PT_GNU_EH_FRAME last if the input
+ * had none. */
 static void program_headers(const rw_ctx *cx, elfw *w)
 {
     const Elf64_Phdr *oph = (const Elf64_Phdr *)(cx->img->file + w->eh.e_phoff);
@@ -164,6 +188,10 @@ static void program_headers(const rw_ctx *cx, elfw *w)
                                        w->segsz, w->memsz, al };
         }
     }
+    if (k < cx->phnum && cx->ehhdr)
+        w->ph[k++] = (Elf64_Phdr){ PT_GNU_EH_FRAME, PF_R, cx->seg_off + (cx->ehhdr_addr - cx->seg_addr),
+                                   cx->ehhdr_addr, cx->ehhdr_addr, cx->ehhdr_size,
+                                   cx->ehhdr_size, 4 };
 }
 
 /* Sections not loaded move after the new segment, in file order; aend is

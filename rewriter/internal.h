@@ -127,6 +127,10 @@ bool rw_new_build_id(rw_ctx *cx);   /* a build-id of its own */
 
 /* ehframe.c */
 bool rw_eh_analyse(rw_ctx *cx);     /* pins what cannot be regenerated */
+size_t rw_phnum(const image *img);  /* program headers in the output */
+/* Offset in the original .eh_frame below which its unwinder finds no FDE:
+ * a static image registers its table from crtbeginT's __EH_FRAME_BEGIN__. */
+uint64_t rw_eh_first_visible(const image *img);
 bool rw_eh_build(rw_ctx *cx);       /* after layout: cx->eh, cx->ehhdr */
 void rw_eh_free(rw_ctx *cx);
 

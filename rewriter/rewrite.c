@@ -308,6 +308,6 @@ bool rw_rewrite(const image *img, const cfg_program *prog, const plan *pl,
 
 uint64_t rw_code_offset(const image *img)
 {
-    /* elfout.c: one more program header (the new segment's), then code */
-    return ((img->nsegments + 1) * sizeof(Elf64_Phdr) + 31) & ~(uint64_t)31;
+    /* elfout.c: the program headers, then code */
+    return (rw_phnum(img) * sizeof(Elf64_Phdr) + 31) & ~(uint64_t)31;
 }

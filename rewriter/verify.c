@@ -8,8 +8,9 @@
  * target; every GP pair must compute the original GP; every code pointer the
  * original's relocations describe (data words, jump tables, GOT slots, the
  * entry point) must point at the new copy; and every moved instruction must
- * unwind with the rules its original had.  Static images, which qemu cannot
- * run, are tested this way.
+ * unwind with the rules its original had, from the FDE the unwinder reaches
+ * through PT_GNU_EH_FRAME (none where the original's unwinder found none).  Static images, which qemu cannot run, are
+ * tested this way.
  */
 #include <elf.h>
 #include <stdarg.h>
@@ -383,6 +384,47 @@ static const cfi_row *idx_row(fdeidx *x, uint64_t a)
     return x->bad[k] ? NULL : cfi_at(&x->rows[k], a);
 }
 
+/* The unwinder does not look for sections: libgcc finds a PC's FDE through
+ * dl_iterate_phdr, PT_GNU_EH_FRAME and a binary search of the table in
+ * .eh_frame_hdr (a static image's crtbeginT registers only the original
+ * .eh_frame).  The table as the rewriter writes it: version 1, sorted
+ * (start, FDE) pairs, both relative to the header. */
+typedef struct hdrtab {
+    uint64_t addr;
+    const uint8_t *t;
+    size_t n;
+} hdrtab;
+
+static bool hdr_open(const image *img, hdrtab *h)
+{
+    memset(h, 0, sizeof *h);
+    for (size_t i = 0; i < img->nsegments; i++) {
+        const image_segment *s = &img->segments[i];
+        const uint8_t *p = s->type == PT_GNU_EH_FRAME ? image_bytes_at(img, s->vaddr, 12) : NULL;
+        if (!p || p[0] != 1 || p[2] != PE_U4 || p[3] != (PE_DATAREL | PE_S4))
+            continue;
+        h->addr = s->vaddr;
+        h->n = rw_le32(p + 8);
+        h->t = image_bytes_at(img, s->vaddr + 12, h->n * 8);
+        return h->t != NULL;
+    }
+    return false;
+}
+
+/* The FDE the unwinder would take for a (its address), 0 for none. */
+static uint64_t hdr_find(const hdrtab *h, uint64_t a)
+{
+    size_t lo = 0, hi = h->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (h->addr + (uint64_t)(int64_t)(int32_t)rw_le32(h->t + 8 * mid) <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo ? h->addr + (uint64_t)(int64_t)(int32_t)rw_le32(h->t + 8 * (lo - 1) + 4) : 0;
+}
+
 static void check_unwind(vctx *v, const image_section *text, char *err, size_t errlen)
 {
     fdeidx on, nn;
@@ -392,6 +434,9 @@ static void check_unwind(vctx *v, const image_section *text, char *err, size_t e
         idx_free(&nn);
         return;
     }
+    hdrtab hdr;
+    bool have_hdr = hdr_open(v->neu, &hdr), said = false;
+    uint64_t visible = rw_eh_first_visible(v->orig);
     for (uint64_t n = text->addr; n + 4 <= text->addr + text->size; n += 4) {
         int kind;
         uint64_t o = addrmap_lookup(&v->am, n, &kind);
@@ -414,6 +459,20 @@ static void check_unwind(vctx *v, const image_section *text, char *err, size_t e
         if (!nrow || !cfi_same(orow, nrow))
             bad(v, &v->st->bad_rows, "0x%llx: unwind rules differ from those of 0x%llx%s",
                 (unsigned long long)n, (unsigned long long)o, nrow ? "" : " (no FDE)");
+        else if (!have_hdr && !said) {
+            said = true;
+            bad(v, &v->st->bad_rows, "no PT_GNU_EH_FRAME with a table the rewriter writes: "
+                "the unwinder finds no FDE for moved code such as 0x%llx", (unsigned long long)n);
+        } else if (have_hdr) {
+            /* Seen by the original's unwinder, it must be by the new one, and
+             * not otherwise (rw_eh_first_visible). */
+            bool was = on.e->fde[on.fde[idx_find(&on, o)]].off >= visible;
+            bool is = hdr_find(&hdr, n) == nn.e->addr + nn.e->fde[nn.fde[idx_find(&nn, n)]].off;
+            if (was != is)
+                bad(v, &v->st->bad_rows, "0x%llx: .eh_frame_hdr %s its FDE, the original's "
+                    "unwinder %s", (unsigned long long)n, is ? "leads to" : "does not lead to",
+                    was ? "found one" : "did not");
+        }
     }
     idx_free(&on);
     idx_free(&nn);
