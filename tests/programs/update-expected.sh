@@ -2,9 +2,8 @@
 # Regenerates NAME.expected (and NAME.status) for the named programs, or for
 # all of them: runs the Alpha dynamic build under qemu-alpha and a host build
 # of the same source, requires both to print the same thing and exit with the
-# same status, and writes that.  Programs qemu cannot run (see
-# QEMU_CANNOT_RUN in tests/integration/programs_qemu.sh) take the host
-# build's result alone.  Read every changed .expected file before committing.
+# same status, and writes that.  Programs qemu cannot run (the list in
+# tests/programs/qemu-cannot-run) take the host build's result alone.  Read every changed .expected file before committing.
 #
 # usage: tests/programs/update-expected.sh [NAME...]   (after `make programs`)
 set -u
@@ -15,8 +14,8 @@ case $BUILD in /*) out=$BUILD/programs;; *) out=$root/$BUILD/programs;; esac
 QEMU=${QEMU:-qemu-alpha}
 ALPHA_ROOT=${ALPHA_ROOT:-/usr/alpha-linux-gnu}
 
-# The one list of programs qemu cannot run lives in the integration test.
-cannot=$(sed -n 's/^QEMU_CANNOT_RUN="\(.*\)"$/\1/p' "$root/tests/integration/programs_qemu.sh")
+# The one list of programs qemu cannot run, which programs_qemu.sh reads too.
+cannot=$(sed -n 's/^\([a-z0-9_]*\) .*/\1/p' "$here/qemu-cannot-run" | tr '\n' ' ')
 
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
