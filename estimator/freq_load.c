@@ -24,29 +24,42 @@ void est_analysis_free(est_analysis *a)
     free(a);
 }
 
+/* The selection's samples of img alone (of the events given, or of all
+ * of them when nevents is 0) into *s, img's own among them in *im (NULL
+ * when the selection has none of it, by build-id); false with a message
+ * when loading fails. */
+static bool load_image(const est_selection *selp, const image *img, const char *const *events,
+                       size_t nevents, est_set *s, const est_image **im, char *err, size_t errlen)
+{
+    est_selection sel = *selp;
+    const char *files[1] = { img->path };
+    sel.events = events;
+    sel.nevents = nevents;
+    sel.image_files = files;
+    sel.nimage_files = 1;
+    est_error eerr;
+    *im = NULL;
+    if (!est_load(&sel, s, &eerr)) {
+        snprintf(err, errlen, "%s", eerr.msg);
+        return false;
+    }
+    for (size_t i = 0; i < s->nimages; i++)
+        if (img->build_id_len && s->images[i].build_id_len == img->build_id_len &&
+            !memcmp(s->images[i].build_id, img->build_id, img->build_id_len))
+            *im = &s->images[i];
+    return true;
+}
+
 est_freq *est_freq_from_selection(const struct est_selection *selp, const cfg_program *cfg,
                                   est_sched **scheds, double *period, double *samples, char *err,
                                   size_t errlen)
 {
     const image *img = cfg->img;
-    est_selection sel = *selp;
     static const char *const cycles[] = { "cycles" };
-    const char *files[1] = { img->path };
-    sel.events = cycles;
-    sel.nevents = 1;
-    sel.image_files = files;
-    sel.nimage_files = 1;
     est_set s;
-    est_error eerr;
-    if (!est_load(&sel, &s, &eerr)) {
-        snprintf(err, errlen, "%s", eerr.msg);
+    const est_image *im;
+    if (!load_image(selp, img, cycles, 1, &s, &im, err, errlen))
         return NULL;
-    }
-    const est_image *im = NULL;
-    for (size_t i = 0; i < s.nimages; i++)
-        if (img->build_id_len && s.images[i].build_id_len == img->build_id_len &&
-            !memcmp(s.images[i].build_id, img->build_id, img->build_id_len))
-            im = &s.images[i];
     est_freq *f = NULL;
     uint64_t *addr = NULL;
     double *col = NULL;
@@ -104,24 +117,11 @@ static bool events_load(const est_selection *selp, const cfg_program *cfg, est_e
                         char *err, size_t errlen)
 {
     *out = NULL;
-    est_selection sel = *selp;
-    const char *files[1] = { cfg->img->path };
-    sel.events = NULL;          /* all of them: the multiplexing needs the count */
-    sel.nevents = 0;
-    sel.image_files = files;
-    sel.nimage_files = 1;
     est_set s;
-    est_error eerr;
-    if (!est_load(&sel, &s, &eerr)) {
-        snprintf(err, errlen, "%s", eerr.msg);
+    const est_image *im;
+    /* all the events: the multiplexing needs their count */
+    if (!load_image(selp, cfg->img, NULL, 0, &s, &im, err, errlen))
         return false;
-    }
-    const image *img = cfg->img;
-    const est_image *im = NULL;
-    for (size_t i = 0; i < s.nimages; i++)
-        if (img->build_id_len && s.images[i].build_id_len == img->build_id_len &&
-            !memcmp(s.images[i].build_id, img->build_id, img->build_id_len))
-            im = &s.images[i];
     int col[EST_EV_COUNT];
     bool any = false;
     for (int k = 0; k < EST_EV_COUNT; k++) {
