@@ -52,6 +52,11 @@ typedef struct ev5_params {
     uint32_t pmu_skid;            /* cycles from counter overflow to interrupt */
 } ev5_params;
 
+/* The 21164's performance counters: three, whatever else is tuned (the
+ * machine keeps the cycle counter on one, the estimator undoes the
+ * multiplexing of the others). */
+#define EV5_PMU_COUNTERS 3
+
 /* The parameters of a stock 21164 as documented in docs/alpha.md. */
 void ev5_defaults(ev5_params *p);
 

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alpha/ev5.h"
 #include "estimator/culprits.h"
 #include "estimator/freq.h"
 #include "estimator/profileme.h"
 #include "estimator/samples.h"
-#include "machine/pmu.h"
 
 void est_analysis_free(est_analysis *a)
 {
@@ -96,18 +96,19 @@ out:
 }
 
 /* How many of the selection's events took turns on the counters the
- * cycle counter leaves: each was counted only slots/k of the time. */
+ * cycle counter leaves: each was counted only slots/k of the time.  Every
+ * event of a PC profile other than cycles is a counter's (values and
+ * ProfileMe records are profiles of other kinds). */
 static double multiplexed(const est_set *s)
 {
     int k = 0, cycles = 0;
     for (size_t e = 0; e < s->nevents; e++) {
-        int ev = pmu_event_by_name(s->events[e], strlen(s->events[e]));
-        if (ev == CEV_CYCLES)
+        if (!strcmp(s->events[e], "cycles"))
             cycles = 1;
-        else if (ev >= 0 && s->totals[e])
+        else if (s->totals[e])
             k++;
     }
-    int slots = PMU_COUNTERS - cycles;
+    int slots = EV5_PMU_COUNTERS - cycles;
     return k > slots ? (double)k / slots : 1;
 }
 

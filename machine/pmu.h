@@ -16,9 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alpha/ev5.h"
 #include "machine/cycles.h"
 
-#define PMU_COUNTERS 3
+#define PMU_COUNTERS EV5_PMU_COUNTERS
 #define PMU_DEFAULT_MUX 1000000u   /* cycles each set of multiplexed events runs */
 
 typedef struct pmu_config {
