@@ -140,6 +140,11 @@ static uint64_t load_read(const cfg_program *p, const cfg_proc *f, size_t b, uin
     return 0;
 }
 
+double est_stall_noise(double s, double period)
+{
+    return 2 * sqrt(s > 1 ? s : 1) * period;
+}
+
 static void block_culprits(const cfg_program *p, const cfg_proc *f, size_t b, double F,
                            const est_block_sched *bs, double period, const ev5_params *ev5,
                            est_culprit *out)
@@ -152,8 +157,7 @@ static void block_culprits(const cfg_program *p, const cfg_proc *f, size_t b, do
         double s = bs->samples ? bs->samples[i] : 0;
         c->cycles = s * period;
         double excess = c->cycles - (double)bs->slots[i].m * F;
-        /* two standard deviations of the sample count's Poisson noise */
-        c->stall = excess > 2 * sqrt(s > 1 ? s : 1) * period ? excess : 0;
+        c->stall = excess > est_stall_noise(s, period) ? excess : 0;
         alpha_insn in = insn_at(p, a);
         alpha_regset uses, defs;
         alpha_regs(&in, &uses, &defs);

@@ -48,6 +48,11 @@ typedef struct est_culprits {
 est_culprits *est_culprits_find(const cfg_program *cfg, const est_freq *freq,
                                 const est_sched *sched, double period);
 void est_culprits_free(est_culprits *c);
+/* The cycles sampling noise may add to or take from an instruction with
+ * s samples at mean period P: two standard deviations of the count (a
+ * single sample's worth when s < 1).  Above it is dynamic stall, below
+ * it unexplained gain (estimator/summary.h). */
+double est_stall_noise(double s, double period);
 
 /* Samples of the events that bound a cause: n events per sample times the
  * most cycles one event can cost caps the stall the cause explains. */

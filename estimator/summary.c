@@ -1,7 +1,6 @@
 /*
  * estimator/summary.c: DCPI's Figure 4 for one procedure.
  */
-#include <math.h>
 #include <string.h>
 
 #include "estimator/summary.h"
@@ -59,8 +58,7 @@ void est_summary_of(const est_analysis *a, const est_culprits *cu, size_t p, est
             out->best += F * bs->slots[i].m;
             static_part(&bs->slots[i], F, out);
             double excess = cyc - F * bs->slots[i].m;
-            /* the culprits' rule, mirrored: two deviations of Poisson noise */
-            double noise = 2 * sqrt(S > 1 ? S : 1) * a->period;
+            double noise = est_stall_noise(S, a->period);
             if (row)
                 dynamic_part(&row[i], out);
             else if (excess > noise)

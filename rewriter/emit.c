@@ -125,10 +125,9 @@ bool rw_emit(rw_ctx *cx)
                         return false;
                     /* A stub's last word goes on to its target, past
                      * the target's head as the procedure's branches. */
-                    uint32_t bw = ALPHA_BR_WORD;
-                    uint64_t bpc = pc + rw_snip_bytes(&sn[k]);
                     if (rw_snip_stub(&sn[k])) {
-                        if (!fix_branch(cx, &bw, bpc, rw_snip_stub(&sn[k]), f))
+                        uint32_t bw = ALPHA_BR_WORD;
+                        if (!fix_branch(cx, &bw, pc + rw_snip_bytes(&sn[k]), rw_snip_stub(&sn[k]), f))
                             return false;
                         rw_put32(p + rw_snip_bytes(&sn[k]), bw);
                     }
