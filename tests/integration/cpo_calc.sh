@@ -17,7 +17,11 @@ PROG=$BUILD/programs/copyloop-static
 
 . tests/integration/lib/cpod.sh
 "$BUILD/bin/cpod" --db "$DB" --flush 1h || { echo "FAIL cpod did not start"; exit 1; }
-"$BUILD/bin/axp" run --pmu cycles:2000 --collector "$DB" --exact "$T/x.exact" --truth "$T/x.truth" \
+# cycles:200 gives the copy about 5000 samples.  At cycles:2000 its 500 put
+# a cause's share only within a few points and the copy loop's count within
+# 20%, and which way fell to the sampling phase, which the size of the
+# guest's environment moves: a test passed in one checkout and not another.
+"$BUILD/bin/axp" run --pmu cycles:200 --collector "$DB" --exact "$T/x.exact" --truth "$T/x.truth" \
   -- "$PROG" >/dev/null
 "$CPO" flush --db "$DB" >/dev/null
 
@@ -70,15 +74,23 @@ ok = any(re.match(r"  [0-9a-f]+  st", lines[k]) and lines[k + 1] == " " * 14 + "
 sys.exit(0 if ok else 1)' <<<"$fig2"
 check "calc shows the source lines" grep -q 'copyloop.c:[0-9]*:  .*dst\[i' <<<"$fig2"
 # Figure 4: the cycles tally to 100%, and each dynamic cause's true cost
-# (axp's truth, same run) lies within the range the analysis gives it.
+# (axp's truth, same run) lies within the range the analysis gives it,
+# give or take a point and two binomial deviations of that share.
 fig4=$("$CPO" calc copy --summary --truth "$T/x.truth" --db "$DB" --image "$PROG")
 check "calc --summary runs" [ $? -eq 0 ]
 check "Figure 4: the cycles tally to 100%" grep -qE '^  total tallied +100\.0%$' <<<"$fig4"
 check "Figure 4: every true dynamic stall within its range" python3 -c '
 import re, sys
-rows = [m.groups() for m in re.finditer(r"^  (\w+) +([0-9.]+)% +([0-9.]+)% +([0-9.]+)%$", sys.stdin.read(), re.M)]
+text = sys.stdin.read()
+rows = [m.groups() for m in re.finditer(r"^  (\w+) +([0-9.]+)% +([0-9.]+)% +([0-9.]+)%$", text, re.M)]
 big = [r for r in rows if float(r[3]) >= 1]
-sys.exit(0 if len(rows) >= 9 and big and all(float(lo) - 1 <= float(t) <= float(hi) + 1 for _, lo, hi, t in rows) else 1)' <<<"$fig4"
+n = int(re.search(r"\): ([0-9]+) cycle samples", text).group(1))
+def slack(t):   # a point, plus two binomial deviations of a share of n samples
+    p = float(t) / 100
+    return 1 + 200 * (p * (1 - p) / n) ** 0.5
+bad = [r for r in rows if not float(r[1]) - slack(r[3]) <= float(r[3]) <= float(r[2]) + slack(r[3])]
+for r in bad: print("     %s: true %s%% outside %s-%s%%" % (r[0], r[3], r[1], r[2]))
+sys.exit(0 if len(rows) >= 9 and big and not bad else 1)' <<<"$fig4"
 err=$("$CPO" calc copy --truth "$T/x.truth" --db "$DB" --image "$PROG" 2>&1)
 check "--truth without --summary is refused" grep -q 'goes with --summary' <<<"$err"
 json=$("$CPO" calc --all --json --db "$DB" --image "$PROG")
@@ -91,11 +103,11 @@ sys.exit(0 if any("write_buffer" in i["culprits"] for i in ins) else 1)' <<<"$js
 # A rewritten copy, profiled, analysed on its own CFG and carried back to
 # the original through its address map: the copy loop's count at the
 # original's address is the copy's own estimate of it, and near the truth
-# (copyloop.c: 32768 runs of the body; 15%, as its few hundred samples
-# allow), a wrong original refused.
+# (copyloop.c: 32768 runs of the body; within 10%: over six guest
+# environments it was 1.3% under to 4.8% over), a wrong original refused.
 "$BUILD/bin/optimize-image" "$PROG" --exact "$T/x.exact" -o "$T/copy" >/dev/null 2>&1
 check "optimize-image makes a copy" [ -x "$T/copy" ]
-"$BUILD/bin/axp" run --pmu cycles:2000 --collector "$DB" -- "$T/copy" >/dev/null
+"$BUILD/bin/axp" run --pmu cycles:200 --collector "$DB" -- "$T/copy" >/dev/null
 "$CPO" flush --db "$DB" >/dev/null
 "$CPO" calc --all --json --db "$DB" --image "$T/copy" >"$T/own.json"
 orig=$("$CPO" calc --all --json --db "$DB" --image "$T/copy" --original "$PROG")
@@ -110,7 +122,7 @@ _, own = loop(json.load(open(sys.argv[2])))
 lo, hi = int(p["address"], 16), int(best["start"], 16)
 print("     loop: %.0f carried, %.0f on the copy, 32768 true" % (best["count"], own["count"]))
 sys.exit(0 if p["address"] != "" and lo <= hi < lo + 256 and abs(best["count"] - own["count"]) <= 0.01 * own["count"]
-         and abs(best["count"] - 32768) <= 0.15 * 32768 else 1)' "$PROG" "$T/own.json" <<<"$orig"
+         and abs(best["count"] - 32768) <= 0.10 * 32768 else 1)' "$PROG" "$T/own.json" <<<"$orig"
 check "calc --original names the original image" python3 -c '
 import json, sys
 sys.exit(0 if json.load(sys.stdin)["image"] == sys.argv[1] else 1)' "$PROG" <<<"$orig"
