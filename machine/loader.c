@@ -418,12 +418,22 @@ int load_program(thread *t, const char *hostpath, const char *gpath,
         }
     }
 
-    /* Point of no return: the old image goes. */
-    mm *x = mm_new();
     uint64_t lo, bias = 0, ibias = 0, brk_end = 0, ibrk;
-    span_of(im, &lo);
+    uint64_t span = span_of(im, &lo);
     if (im->type == ET_DYN)
         bias = ET_DYN_BASE - lo;
+    if (m->cfg.brk_start && m->cfg.brk_start < lo + bias + span) {
+        r = fail(err, errsz, -A_ENOEXEC, "%s: --brk 0x%llx lies below the end of its image (0x%llx)", gp,
+                 (unsigned long long)m->cfg.brk_start, (unsigned long long)(lo + bias + span));
+        image_close(im);
+        if (ii)
+            image_close(ii);
+        free(ihost);
+        goto out;
+    }
+
+    /* Point of no return: the old image goes. */
+    mm *x = mm_new();
     int img = mach_image_add(m, im, hp, gp);
     r = map_image(m, x, t->p, im, bias, img, gp, &brk_end, err, errsz);
     uint64_t entry = im->entry + bias;
@@ -442,7 +452,7 @@ int load_program(thread *t, const char *hostpath, const char *gpath,
         free(ihost);
         goto out;
     }
-    x->brk_start = x->brk = (brk_end + PG_MASK) & ~PG_MASK;
+    x->brk_start = x->brk = m->cfg.brk_start ? m->cfg.brk_start : (brk_end + PG_MASK) & ~PG_MASK;
     mm_map(m, x, STACK_TOP - STACK_MAX, STACK_MAX, GP_R | GP_W, VMA_STACK, "[stack]", 0, -1, 0);
 
     uint64_t aux[64];

@@ -26,6 +26,8 @@ typedef struct axp_config {
     bool exact;             /* collect exact execution counts */
     uint64_t quantum;       /* instructions per CPU per scheduling round; 0: default */
     uint64_t mhz;           /* simulated clock for guest time; 0: default */
+    uint64_t brk_start;     /* where every program's heap starts (page-aligned,
+                             * above its image); 0: after its image */
     FILE *log;              /* diagnostics (stderr if NULL) */
 } axp_config;
 

@@ -55,6 +55,8 @@ expect "missing interpreter" nonzero "ld-nowhere.so.*not found" -- "$AXP" run "$
 expect "bad --root" 2 "--root /no/such/root" -- "$AXP" run --root /no/such/root "$OUT/intloop-dyn"
 expect "bad --cpus" 2 "--cpus" -- "$AXP" run --cpus 0 "$OUT/intloop-dyn"
 expect "unknown option" 2 "unknown option '--frobnicate'" -- "$AXP" run --frobnicate "$OUT/intloop-dyn"
+expect "bad --brk" 2 "--brk: expected an address" -- "$AXP" run --brk 0x1234 "$OUT/intloop-dyn"
+expect "--brk inside the image" 126 "--brk 0x120000000 lies below the end of its image" -- "$AXP" run --brk 0x120000000 "$OUT/intloop-static"
 expect "no program" 2 "no program" -- "$AXP" run
 expect "unknown command" 2 "unknown command" -- "$AXP" fly
 

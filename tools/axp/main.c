@@ -38,6 +38,8 @@ static void usage(FILE *f)
         "  --max-threads N  guest threads alive at once (default %d); beyond it\n"
         "                   fork and clone fail with EAGAIN\n"
         "  --quantum N      instructions per CPU per scheduling round (default 20000)\n"
+        "  --brk ADDR       start every program's heap (the break) at ADDR, 8 KB\n"
+        "                   aligned, above its image, instead of just after it\n"
         "  --ev5 KEY=VALUE  run the EV5 cycle model, with this parameter changed\n"
         "                   (repeatable; --ev5 list prints them all)\n"
         "  --timing         run the EV5 cycle model with the default parameters\n"
@@ -149,6 +151,18 @@ static int run_option(int argc, char **argv, int *i, run_opts *o, bool *missing)
             fprintf(stderr, "axp: --quantum: expected a number of at least 100, got '%s'\n", v);
             return AXP_EXIT_USAGE;
         }
+    } else if ((v = optval(argc, argv, i, "--brk", missing))) {
+        /* Where a kernel starts the heap is its choice (Linux with ASLR
+         * moves it): runs of two images, one rewritten and so larger, can
+         * then be given the same heap addresses. */
+        char *end;
+        errno = 0;
+        unsigned long long at = strtoull(v, &end, 0);
+        if (errno || !*v || *end || at == 0 || at % 8192 || at >= 1ull << 40) {
+            fprintf(stderr, "axp: --brk: expected an address, 8 KB aligned, below 2^40, got '%s'\n", v);
+            return AXP_EXIT_USAGE;
+        }
+        o->cfg.brk_start = at;
     } else if ((v = optval(argc, argv, i, "--mem-limit", missing))) {
         if (!parse_u64(v, &n) || n < 16 || n > (1u << 30)) {
             fprintf(stderr, "axp: --mem-limit: expected megabytes, at least 16, got '%s'\n", v);
