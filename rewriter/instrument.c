@@ -264,9 +264,10 @@ static int block_snip(plan_st *ps, const cfg_proc *f, const cfg_paths *pp, const
     alpha_flow fl = alpha_flow_of(&li);
     rw_snip sn = { .at = last, .where = RW_SN_BEFORE, .first = (uint32_t)in->nops };
     bool links = (fl == FLOW_CALL || fl == FLOW_BRANCH || fl == FLOW_JUMP) && li.ra != REG_ZERO;
-    /* `br gp, next` finds the procedure's address for its GP (glibc's
-     * _start): fine as long as its edge needs no code. */
-    bool gplink = links && fl == FLOW_BRANCH && li.ra == REG_GP;
+    /* `br REG, next` finds its own address, the base of a GP-displacement
+     * pair that the rewriter patches (glibc's _start with gp,
+     * __syscall_error with t1): fine as long as its edge needs no code. */
+    bool gplink = links && fl == FLOW_BRANCH && alpha_branch_target(&li, last) == last + 4;
     if (fl == FLOW_COROUTINE || (links && fl != FLOW_CALL && !gplink))
         return RW_NOINS_LINK;
     if (fl == FLOW_CBRANCH) {
