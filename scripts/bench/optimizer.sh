@@ -98,26 +98,6 @@ held_lines() {
 }
 # Outputs made comparable: speedtest1's timing column goes, zstd's output is
 # summed.
-# The first page above every image given: where all builds' heaps start
-# (axp run --brk).  A rewritten image ends higher than -O2's, so by default
-# its heap starts higher, and lua, which hashes tables by address, then
-# runs its tables and collector differently: one held-out script moved 2
-# points with the heap alone.  With one heap address the builds differ in
-# their code only.
-heap_above() {
-  python3 - "$@" <<'PY'
-import struct, sys
-end = 0
-for path in sys.argv[1:]:
-    d = open(path, "rb").read()
-    phoff, = struct.unpack_from("<Q", d, 32); phnum, = struct.unpack_from("<H", d, 56)
-    for i in range(phnum):
-        t, _, _, va, _, _, ms, _ = struct.unpack_from("<IIQQQQQQ", d, phoff + 56 * i)
-        if t == 1:
-            end = max(end, va + ms)
-print(hex((end + (1 << 20) - 1) & ~((1 << 20) - 1)))
-PY
-}
 normalise() {
   case $1 in
     speedtest1) sed -E 's/[[:space:]]+[0-9]+\.[0-9]+s$//' ;;
@@ -242,7 +222,12 @@ for w in $WORKLOADS; do
   fi
   imgs=()
   for b in $BUILDS; do [ -n "${img[$b]:-}" ] && imgs+=("${img[$b]}"); done
-  brk=$(heap_above "${imgs[@]}") || { echo "$w: cannot read the builds' program headers"; exit 1; }
+  # One heap address for all builds, above every one's image: a rewritten
+  # image ends higher than -O2's, so its own heap would start higher, and
+  # lua, which hashes tables by address, then runs its tables and
+  # collector differently (one held-out script moved 2 points with the
+  # heap alone).  With one address the builds differ in their code alone.
+  brk=$(scripts/image-end.py --align 0x100000 "${imgs[@]}") || exit 1
   echo "every build's heap starts at $brk (axp run --brk)"
   header
   while IFS=: read -r n args; do

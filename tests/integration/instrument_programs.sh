@@ -151,15 +151,7 @@ local left = 0
 for _ in pairs(t) do left = left + 1 end
 print(sum, n, left)
 LUA
-  brk=$(python3 - "$w/lua" <<'PY'
-import struct, sys
-d = open(sys.argv[1], "rb").read()
-phoff, = struct.unpack_from("<Q", d, 32); phnum, = struct.unpack_from("<H", d, 56)
-end = max(va + ms for t, _, _, va, _, _, ms, _ in
-          (struct.unpack_from("<IIQQQQQQ", d, phoff + 56 * i) for i in range(phnum)) if t == 1)
-print(hex((end + 8191) & ~8191))
-PY
-)
+  brk=$(scripts/image-end.py "$w/lua")
   mkdir -p "$w/run"
   cp "$w/lua" "$w/run/lua"
   (cd "$w" && env -i PATH=/usr/bin:/bin CPO_PROFILE_OUT="$w/heap.inst" timeout -k 5 60 "$AXP" run -- run/lua heap.lua >"$w/heap.out1" 2>&1)
