@@ -4,7 +4,8 @@ frequencies (cpo accuracy --profileme --json), event attribution
 (cpo profileme --json against axp --truth), wasted issue slots per
 procedure (against axp --pm-truth, when there is one), records lost,
 and the machine's speed with and without ProfileMe."""
-import json, os, re, subprocess, sys
+import json
+import math, os, re, subprocess, sys
 
 (w, accf, pmf, truthf, pmtruthf, statsf, flushf, img, t0, t1, dmiss_period) = sys.argv[1:12]
 acc = json.load(open(accf))
@@ -30,6 +31,7 @@ for line in open(truthf):
     t[2] += int(f.get("dmiss", 0))
 rows = json.load(open(pmf))
 n = ok = okc = ok3 = 0
+expect = 0.0    # loads an unbiased sampler would put within 2 points
 worst = 0.0
 period = float(dmiss_period)
 for r in rows:
@@ -46,12 +48,18 @@ for r in rows:
     # the binomial noise of a rate from this many load samples
     sigma = (max(true_rate * (1 - true_rate), 1e-9) / r["loads"]) ** 0.5
     ok3 += abs(pm_rate - true_rate) <= 3 * sigma + 1e-9
+    # P(|X/k - p| <= 0.02) for X binomial(k, p), k the load samples:
+    # normal approximation with continuity correction
+    k = r["loads"]
+    half = (0.02 * k + 0.5) / max((k * true_rate * (1 - true_rate)) ** 0.5, 1e-9)
+    expect += math.erf(half / 2 ** 0.5)
     worst = max(worst, abs(pm_rate - true_rate))
 tot_ds = sum(t[2] for t in truth.values())
 on_missing = sum(t[2] for t in truth.values() if t[1])
 print("  D-cache miss rate, %d loads with >= 500 samples: ProfileMe within 2 points of the model for %d "
-      "(largest gap %.2f points; within 3 sigma of binomial noise: %d); dmiss counter samples x period / "
-      "executions within 2 points for %d" % (n, ok, 100 * worst, ok3, okc))
+      "(largest gap %.2f points; within 3 sigma of binomial noise: %d; an unbiased sampler of as many "
+      "samples would put %.1f within 2 points); dmiss counter samples x period / "
+      "executions within 2 points for %d" % (n, ok, 100 * worst, ok3, expect, okc))
 print("  dmiss counter samples: %d, %.1f%% on a load that missed, the rest skidded" %
       (tot_ds, 100 * on_missing / tot_ds if tot_ds else 0))
 

@@ -85,7 +85,14 @@ for line in open(hot):
     f = line.split()
     pc, samples = int(f[0], 16), int(f[1])
     lists[pc] = (samples, [(int(v, 16), float(s)) for v, s in zip(f[2::2], f[3::2])])
+import math
+def within(k, q, d):
+    """P(|X/k - q| <= d), X binomial(k, q): normal approximation, continuity corrected."""
+    sd = (k * q * (1 - q)) ** 0.5
+    return 1.0 if sd == 0 else math.erf((d * k + 0.5) / sd / 2 ** 0.5)
 n = w = right = 0
+jumps_ok = jumps_k = 0
+jumps_expect = 0.0
 worst = worst_any = 0.0
 worst_at = worst_any_at = None
 missing = 0
@@ -107,6 +114,11 @@ for line in open(exact):
     # a tie for the top is right either way
     if vals and true[vals[0][0]] == true.most_common(1)[0][1]:
         right += total
+    # every top-3 share within 5 points, and how likely that is for an
+    # unbiased sampler of as many samples (the shares taken as independent)
+    jumps_k += 1
+    jumps_ok += all(abs(got.get(t, 0.0) - c / total) <= 0.05 for t, c in true.most_common(3))
+    jumps_expect += math.prod(within(samples, c / total, 0.05) for t, c in true.most_common(3))
     for t, c in true.most_common(3):
         gap = abs(got.get(t, 0.0) - c / total)
         if samples >= 200 and gap > worst:
@@ -118,6 +130,8 @@ if not n:
 else:
     print(f"  {name}: {n} jumps, top target right for {100 * right / w:.1f}% of executions"
           f" ({100 * missing / w:.1f}% in jumps without value samples)")
+    print(f"    top-3 shares all within 5 points: {jumps_ok} of {jumps_k} sampled jumps"
+          f" (an unbiased sampler of as many samples: {jumps_expect:.1f})")
     for what, gap, at in (("with >= 200 value samples", worst, worst_at), ("any", worst_any, worst_any_at)):
         if at:
             print(f"    worst top-3 share gap, {what}: {100 * gap:.1f} points"
@@ -139,7 +153,8 @@ for line in open(sys.argv[5]):
     lv = [int(d["load." + k]) for k in ("dcache", "scache", "bcache", "memory")]
     if sum(lv):
         truth[int(d["pc"], 16)] = lv
-loads = worst = mixed = 0
+loads = worst = mixed = loads_ok = 0
+loads_expect = 0.0
 for pc, c in rec.items():
     k = sum(c.values())
     t = truth.get(pc)
@@ -148,9 +163,13 @@ for pc, c in rec.items():
     loads += 1
     want = [x / sum(t) for x in t]
     mixed += max(want) < 0.95
-    worst = max(worst, max(abs(c[l] / k - w) for l, w in zip("dsbm", want)))
+    gap = max(abs(c[l] / k - w) for l, w in zip("dsbm", want))
+    worst = max(worst, gap)
+    loads_ok += gap <= 0.05
+    loads_expect += math.prod(within(k, w, 0.05) for w in want)
 print(f"    load latency bins: {loads} loads with >= 200 value samples ({mixed} not all one level),"
-      f" worst bin {100 * worst:.1f} points from the model's truth")
+      f" worst bin {100 * worst:.1f} points from the model's truth; every bin within 5 points for"
+      f" {loads_ok} (an unbiased sampler of as many samples: {loads_expect:.1f})")
 EOF
 }
 accuracy bytecode "$P/bytecode-static"
