@@ -612,10 +612,23 @@ static bool contains(const frame *fr, const loc *l, uint64_t x)
     return x >= fr->lo && x < fr->hi && fr->im == l->im && fr->f == l->f;
 }
 
+/* Whether x is where an entry of its procedure starts (its start, or one
+ * that other procedures reach, such as the one past the GP set-up). */
+static bool at_entry(const loc *l, uint64_t x)
+{
+    if (!l->f)
+        return false;
+    uint64_t xl = x + (uint64_t)l->link;
+    uint32_t b = cfg_block_at(l->f, xl);
+    return b != CFG_NONE && l->f->blocks[b].start == xl &&
+           (l->f->blocks[b].flags & (CFG_BF_ENTRY | CFG_BF_ALTENTRY));
+}
+
 /* Control goes to x, and neither a call nor a return to a waiting frame
  * explains it.  Within the running procedure it is a step there; into a
  * procedure further down the stack (a longjmp, the return from a signal
- * handler) the frames above it are left; anywhere else it is a tail
+ * handler) the frames above it are left, unless a branch goes to one of
+ * its entries (a tail call that recurses); anywhere else it is a tail
  * branch (sync: the running frame is replaced) or, after something
  * outside the code (async: a signal, a thread's first instruction), a
  * new activation on top. */
@@ -631,6 +644,8 @@ static void go(track *t, tthr *th, uint64_t x, int how)
     for (size_t k = th->n; k-- > 0;) {
         if (!contains(&th->fr[k], &l, x))
             continue;
+        if (how == SYNC && k + 1 < th->n && at_entry(&l, x))
+            break;              /* a tail branch into a procedure running further down: recursion */
         bool left = th->n > k + 1;
         while (th->n > k + 1)
             pop(t, th, false);

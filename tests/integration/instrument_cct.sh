@@ -6,7 +6,8 @@
 # matches, in shape and call counts, the one `axp run --cct` builds of the
 # original on the same input (scripts/cct-compare.py).  Static programs
 # run on axp, dynamic ones under qemu-alpha.  recursion folds recursive
-# calls, funcptr calls through pointers, setjmp leaves frames with
+# calls, tailcall recurses through a tail call into a procedure still
+# running further down the stack, funcptr calls through pointers, setjmp leaves frames with
 # longjmp (funcptr also under a random layout), threads has a tree per
 # thread, signals and forkexec fork children that go on in the contexts
 # they were forked in; with paths,cct the path counts must also equal
@@ -93,7 +94,7 @@ check() {
 # the original does, and no switch falls between a load-locked and its
 # store-conditional (which would make the program retry it).
 Q=(--quantum 1000000000)
-for name in recursion funcptr setjmp threads signals forkexec; do
+for name in recursion tailcall funcptr setjmp threads signals forkexec; do
   check "$name" static cct "$AXP" run "${Q[@]}" --
 done
 check stdio static paths,cct "$AXP" run "${Q[@]}" --
