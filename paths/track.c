@@ -36,7 +36,15 @@ typedef struct timage {
     tproc **procs;              /* per cfg procedure, made when it first runs */
     size_t ppim;                /* in the path profile, SIZE_MAX before its first path */
     int cctim;
+    int keep;                   /* its entry in track.keep, -1 none, -2 not yet looked up */
 } timage;
+
+/* track_cct_only: an image's procedures that get contexts, sorted. */
+typedef struct keep_im {
+    char *build_id, *path;
+    uint64_t *proc;
+    size_t n;
+} keep_im;
 
 typedef struct tmap {
     int pid;
@@ -59,6 +67,7 @@ typedef struct frame {
     uint64_t ret;               /* run-time return address; 0 when not entered by a call */
     uint64_t site;              /* link address of the call */
     uint32_t node;              /* its calling context */
+    bool folded;                /* no context of its own: node and site are its caller's */
     uint32_t im;
     int64_t link;
     uint64_t lo, hi;
@@ -84,6 +93,8 @@ typedef struct tthr {
 struct track {
     pathprof *pp;
     cct *cc;
+    keep_im *keep;              /* track_cct_only; NULL: every procedure */
+    size_t nkeep;
     timage *im;
     size_t nim, capim;
     tmap *map;
@@ -155,9 +166,60 @@ void track_free(track *t)
     free(t->im);
     free(t->map);
     free(t->th);
+    for (size_t i = 0; i < t->nkeep; i++) {
+        free(t->keep[i].build_id);
+        free(t->keep[i].path);
+        free(t->keep[i].proc);
+    }
+    free(t->keep);
     pathprof_free(t->pp);
     cct_free(t->cc);
     free(t);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+bool track_cct_only(track *t, const cct *only)
+{
+    if (!(t->keep = calloc(only->nimages ? only->nimages : 1, sizeof *t->keep)))
+        return false;
+    t->nkeep = only->nimages;
+    for (size_t i = 0; i < only->nimages; i++) {
+        keep_im *k = &t->keep[i];
+        if (!(k->build_id = strdup(only->images[i].build_id)) || !(k->path = strdup(only->images[i].path)) ||
+            !(k->proc = malloc((only->nnodes ? only->nnodes : 1) * sizeof *k->proc)))
+            return false;
+        for (size_t n = 1; n < only->nnodes; n++)
+            if (only->nodes[n].image == (int32_t)i)
+                k->proc[k->n++] = only->nodes[n].proc;
+        qsort(k->proc, k->n, sizeof *k->proc, cmp_u64);
+    }
+    return true;
+}
+
+/* Whether procedure `proc` of image im (NULL: code in no image) gets a
+ * context of its own: always, unless track_cct_only named the ones that do.
+ * Images match by build-id, or by path when either has none. */
+static bool kept(track *t, timage *im, uint64_t proc)
+{
+    if (!t->keep)
+        return true;
+    if (!im)
+        return false;
+    if (im->keep == -2) {
+        im->keep = -1;
+        for (size_t i = 0; i < t->nkeep && im->keep < 0; i++) {
+            const keep_im *k = &t->keep[i];
+            if (k->build_id[0] && im->build_id[0] ? !strcmp(k->build_id, im->build_id) : !strcmp(k->path, im->path))
+                im->keep = (int)i;
+        }
+    }
+    return im->keep >= 0 &&
+           bsearch(&proc, t->keep[im->keep].proc, t->keep[im->keep].n, sizeof proc, cmp_u64) != NULL;
 }
 
 /* ---- images and where an address is -------------------------------------- */
@@ -198,6 +260,7 @@ void track_image(void *ctx, const axp_image_event *e)
         n->path = strdup(e->path);
         n->build_id = strdup(e->build_id);
         n->cctim = -1;
+        n->keep = -2;
         n->ppim = SIZE_MAX;
         if (!n->host_path || !n->path || !n->build_id) {
             free(n->host_path);
@@ -538,12 +601,20 @@ static frame *push(track *t, tthr *th, const loc *l, uint64_t x, uint64_t ret, u
         int32_t ci = im ? im->cctim : CCT_NOIMAGE;
         uint64_t proc = l->f ? l->f->start : im ? l->lo + (uint64_t)l->link : l->lo;
         const char *name = l->f ? l->f->name : "";
-        fr->node = cct_call(t->cc, parent, site, ci, proc, name);
-        if (fr->node == CCT_NONE) {
-            t->oom = true;
-            fr->node = CCT_ROOT;
+        if (!kept(t, im, proc)) {
+            /* its cost goes to the caller's context, and what it calls
+             * hangs from there at the site by which the chain left it
+             * (call), before any recursion is folded */
+            fr->folded = true;
+            fr->node = parent;
+        } else {
+            fr->node = cct_call(t->cc, parent, site, ci, proc, name);
+            if (fr->node == CCT_NONE) {
+                t->oom = true;
+                fr->node = CCT_ROOT;
+            }
+            cct_metrics(t->cc, fr->node)[0]++;
         }
-        cct_metrics(t->cc, fr->node)[0]++;
     }
     if (fr->tp)
         start_at(fr, cfg_block_at(fr->f, x + (uint64_t)fr->link), x, true);
@@ -612,10 +683,23 @@ static bool contains(const frame *fr, const loc *l, uint64_t x)
     return x >= fr->lo && x < fr->hi && fr->im == l->im && fr->f == l->f;
 }
 
+/* Whether x is where an entry of its procedure starts (its start, or one
+ * that other procedures reach, such as the one past the GP set-up). */
+static bool at_entry(const loc *l, uint64_t x)
+{
+    if (!l->f)
+        return false;
+    uint64_t xl = x + (uint64_t)l->link;
+    uint32_t b = cfg_block_at(l->f, xl);
+    return b != CFG_NONE && l->f->blocks[b].start == xl &&
+           (l->f->blocks[b].flags & (CFG_BF_ENTRY | CFG_BF_ALTENTRY));
+}
+
 /* Control goes to x, and neither a call nor a return to a waiting frame
  * explains it.  Within the running procedure it is a step there; into a
  * procedure further down the stack (a longjmp, the return from a signal
- * handler) the frames above it are left; anywhere else it is a tail
+ * handler) the frames above it are left, unless a branch goes to one of
+ * its entries (a tail call that recurses); anywhere else it is a tail
  * branch (sync: the running frame is replaced) or, after something
  * outside the code (async: a signal, a thread's first instruction), a
  * new activation on top. */
@@ -631,6 +715,8 @@ static void go(track *t, tthr *th, uint64_t x, int how)
     for (size_t k = th->n; k-- > 0;) {
         if (!contains(&th->fr[k], &l, x))
             continue;
+        if (how == SYNC && k + 1 < th->n && at_entry(&l, x))
+            break;              /* a tail branch into a procedure running further down: recursion */
         bool left = th->n > k + 1;
         while (th->n > k + 1)
             pop(t, th, false);
@@ -658,7 +744,7 @@ static void call(track *t, tthr *th, const axp_retire *r)
     uint32_t parent = CCT_ROOT;
     if (th->n) {
         frame *top = &th->fr[th->n - 1];
-        site = r->pc + (uint64_t)top->link;
+        site = top->folded ? top->site : r->pc + (uint64_t)top->link;
         parent = top->node;
     }
     push(t, th, &l, r->next_pc, r->pc + 4, site, parent);

@@ -40,6 +40,14 @@ void track_retire(void *t, const axp_retire *r);
  * incomplete and must not be written). */
 bool track_finish(track *t, char *err, size_t errlen);
 
+/* Contexts only for the procedures that have a node in `only` (an
+ * instrumented binary's tree): any other procedure's cost goes to its
+ * caller's context and what it calls hangs from there, at the call site by
+ * which the chain left that context, and recursion is folded after that,
+ * as the binary sees it (docs/paths.md).  Call before the run; false when
+ * out of memory. */
+bool track_cct_only(track *t, const cct *only);
+
 const pathprof *track_paths(const track *t);
 const cct *track_cct(const track *t);
 

@@ -13,9 +13,14 @@ from its nearest kept ancestor, at the call site by which the chain left
 that ancestor.  Contexts are then chains of (procedure, call site) from
 the root; every context of one tree must be in the other with the same
 number of calls, and each procedure's recursive calls (back edges, added
-up per target context) must agree.  With --at-most the binary may have
-fewer calls (a process killed by a signal writes nothing).  --skip leaves
-out the contexts of procedure NAME and everything below them,
+up per target context) must agree.  Folding afterwards is not exact
+when a recursion passes through a procedure folded away with a counted
+one inside the cycle (axp folds the recursion at the first, the binary
+at the second): then build EXACT with `axp run --cct EXACT --cct-only
+FILE`, which gives contexts only to the procedures FILE has
+(docs/paths.md).  With --at-most the binary may have fewer calls (a
+process killed by a signal writes nothing).  --skip leaves out the
+contexts of procedure NAME and everything below them,
 --skip-matching those of the procedures whose names the regular
 expression finds (a test says why: how often threads wait for each
 other depends on the timing, which instrumentation changes).  Prints one

@@ -56,6 +56,10 @@ expect "bad --root" 2 "--root /no/such/root" -- "$AXP" run --root /no/such/root 
 expect "bad --cpus" 2 "--cpus" -- "$AXP" run --cpus 0 "$OUT/intloop-dyn"
 expect "unknown option" 2 "unknown option '--frobnicate'" -- "$AXP" run --frobnicate "$OUT/intloop-dyn"
 expect "bad --brk" 2 "--brk: expected an address" -- "$AXP" run --brk 0x1234 "$OUT/intloop-dyn"
+expect "--cct-only without --cct" 2 "--cct-only needs --cct" -- "$AXP" run --cct-only "$tmp/garbage" "$OUT/intloop-static"
+echo "cpo-paths 1" >"$tmp/paths"
+expect "--cct-only not a tree" 2 "--cct-only .*paths.*not a calling context tree" -- \
+  "$AXP" run --cct "$tmp/t.cct" --cct-only "$tmp/paths" "$OUT/intloop-static"
 expect "--brk inside the image" 126 "--brk 0x120000000 lies below the end of its image" -- "$AXP" run --brk 0x120000000 "$OUT/intloop-static"
 expect "no program" 2 "no program" -- "$AXP" run
 expect "unknown command" 2 "unknown command" -- "$AXP" fly

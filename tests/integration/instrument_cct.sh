@@ -6,11 +6,13 @@
 # matches, in shape and call counts, the one `axp run --cct` builds of the
 # original on the same input (scripts/cct-compare.py).  Static programs
 # run on axp, dynamic ones under qemu-alpha.  recursion folds recursive
-# calls, funcptr calls through pointers, setjmp leaves frames with
+# calls, tailcall recurses through a tail call into a procedure still
+# running further down the stack, funcptr calls through pointers, setjmp leaves frames with
 # longjmp (funcptr also under a random layout), threads has a tree per
 # thread, signals and forkexec fork children that go on in the contexts
 # they were forked in; with paths,cct the path counts must also equal
-# axp's (stdio's, threads' and forkexec's).  `cpo cct --against` lines
+# axp's (stdio's, threads' and forkexec's); recursion with a procedure
+# pinned matches axp's tree built with --cct-only.  `cpo cct --against` lines
 # every one-process tree up with axp's, a dynamic program's too (axp's
 # library contexts folded into their callers).  Exit 77
 # when the programs are not built.
@@ -93,7 +95,7 @@ check() {
 # the original does, and no switch falls between a load-locked and its
 # store-conditional (which would make the program retry it).
 Q=(--quantum 1000000000)
-for name in recursion funcptr setjmp threads signals forkexec; do
+for name in recursion tailcall funcptr setjmp threads signals forkexec; do
   check "$name" static cct "$AXP" run "${Q[@]}" --
 done
 check stdio static paths,cct "$AXP" run "${Q[@]}" --
@@ -102,6 +104,33 @@ check forkexec static paths,cct "$AXP" run "${Q[@]}" --
 # forkexec re-executes itself, which qemu-user cannot: its dynamic build
 # runs on axp.
 check forkexec dyn cct "$AXP" run "${Q[@]}" --
+
+# A procedure the binary does not count inside a recursion: recursion's
+# hof_m pinned (left in place, as a branch that would not reach leaves
+# one), between activations of hof_f.  axp folds that recursion at hof_m,
+# the binary at hof_f, so axp's full tree, folded afterwards, has other
+# back edges; `axp run --cct-only` builds it as the binary sees it.
+pinned() {
+  local w=$tmp/pinned orig=$P/recursion-static label="recursion-static (cct, hof_m pinned)" a
+  mkdir -p "$w"
+  cp "$orig" "$w/prog.orig"
+  a=$("$CPO" syms "$orig" | awk '$NF == "hof_m" { print $2 }')
+  printf 'cpo-layout 1\npin 0x%s\n' "$a" >"$w/plan"
+  "$OPT" "$orig" --instrument cct --plan "$w/plan" -o "$w/prog.inst" >"$w/log" 2>&1 ||
+    { fail "$label: optimize-image"; cat "$w/log"; return; }
+  run recursion "$w/prog.inst" "$w/prof" "$AXP" run "${Q[@]}" --
+  cmp -s "$dir/out" tests/programs/recursion.expected || { fail "$label: instrumented output"; return; }
+  grep -q ' hof_m ' "$w/prof" && { fail "$label: hof_m has a context"; return; }
+  run recursion "$w/prog.orig" "$w/orig" "$AXP" run "${Q[@]}" --cct "$w/full.cct" --
+  run recursion "$w/prog.orig" "$w/orig" "$AXP" run "${Q[@]}" --cct "$w/only.cct" --cct-only "$w/prof" --
+  python3 scripts/cct-compare.py "$w/full.cct" "$w/prof" >"$w/cmp-full" 2>&1
+  if ! python3 scripts/cct-compare.py "$w/only.cct" "$w/prof" >"$w/cmp" 2>&1; then
+    fail "$label: calling contexts with --cct-only"; head -10 "$w/cmp"; return
+  fi
+  passed=$((passed + 1))
+  echo "$label: --cct-only: $(tail -1 "$w/cmp"); folded afterwards: $(tail -1 "$w/cmp-full" | cut -d';' -f1)"
+}
+pinned
 SEED=1 check funcptr static cct "$AXP" run "${Q[@]}" --
 if [ $run_qemu = 1 ]; then
   for name in recursion setjmp threads; do

@@ -70,6 +70,9 @@ static void usage(FILE *f)
         "                   cycles and misses per path (implies the cycle model)\n"
         "  --cct FILE       write the exact calling context tree, with calls, cycles\n"
         "                   and misses per context (implies the cycle model)\n"
+        "  --cct-only TREE  give contexts only to the procedures that have a node in\n"
+        "                   TREE (an instrumented binary's tree): the others' are\n"
+        "                   their callers', before recursion is folded (docs/paths.md)\n"
         "  --collector DIR  send the samples to the cpod daemon of profile database DIR\n"
         "  --driver PATH    send the samples to a driver region at PATH, for another\n"
         "                   consumer (default: a private region drained by axp itself)\n"
@@ -116,6 +119,7 @@ static bool parse_u64(const char *s, uint64_t *out)
 typedef struct run_opts {
     axp_config cfg;
     const char *stats, *exact, *pmu, *truth, *paths, *cct;
+    const char *cct_only;       /* --cct-only TREE, NULL: every procedure */
     const char *values_log;
     uint64_t values_length;     /* 0: the machine's default */
     const char *values_skip;    /* NULL: the machine's default */
@@ -239,6 +243,8 @@ static int run_option(int argc, char **argv, int *i, run_opts *o, bool *missing)
     } else if ((v = optval(argc, argv, i, "--paths", missing))) {
         o->paths = v;
         o->timing = true;
+    } else if ((v = optval(argc, argv, i, "--cct-only", missing))) {
+        o->cct_only = v;
     } else if ((v = optval(argc, argv, i, "--cct", missing))) {
         o->cct = v;
         o->timing = true;
@@ -318,6 +324,10 @@ static int parse_run(int argc, char **argv, run_opts *o)
     o->prog = i;
     if (o->co.db_dir && o->co.driver_path) {
         fprintf(stderr, "axp: --collector and --driver: choose one destination for the samples\n");
+        return AXP_EXIT_USAGE;
+    }
+    if (o->cct_only && !o->cct) {
+        fprintf(stderr, "axp: --cct-only needs --cct (where to write the tree)\n");
         return AXP_EXIT_USAGE;
     }
     const char *needs = o->co.db_dir ? "--collector" : o->co.driver_path ? "--driver"
@@ -495,6 +505,14 @@ static int cmd_run(int argc, char **argv)
         collect_close(col);
         axp_free(m);
         return AXP_EXIT_INTERNAL;
+    }
+    if (ap && o.cct_only && axp_paths_cct_only(ap, o.cct_only, err, sizeof err)) {
+        fprintf(stderr, "axp: --cct-only %s\n", err);
+        results_close(&res);
+        axp_paths_free(ap);
+        collect_close(col);
+        axp_free(m);
+        return AXP_EXIT_USAGE;
     }
     pm_truth *pt = NULL;
     if (o.pm_truth && !(pt = pm_truth_start(m))) {

@@ -35,6 +35,18 @@ axp_paths *axp_paths_start(axp_machine *m, int want_paths, int want_cct, char *e
     return p;
 }
 
+int axp_paths_cct_only(axp_paths *p, const char *file, char *err, size_t errlen)
+{
+    cct *only = cct_read(file, err, errlen);
+    if (!only)
+        return -1;
+    bool ok = track_cct_only(p->t, only);
+    cct_free(only);
+    if (!ok)
+        snprintf(err, errlen, "out of memory");
+    return ok ? 0 : -1;
+}
+
 int axp_paths_finish(axp_paths *p, char *err, size_t errlen)
 {
     return track_finish(p->t, err, errlen) ? 0 : -1;
