@@ -169,5 +169,33 @@ LUA
     echo "lua heap.lua: $(tail -1 "$w/heap.cmp"); heaps apart: $(tail -1 "$w/heap.cmp2" | sed 's/procedures counted: //')"
   fi
 fi
+# zstd (dynamic) instrumented with paths and the tree, compressing 200 KB
+# at -3: the same compressed bytes, and its paths and tree what axp counts
+# in the original run with the same heap and path.
+ZSTD=$BUILD/workloads/bin/zstd DATAGEN=$BUILD/workloads/host/datagen
+if [ -x "$ZSTD" ] && [ -x "$DATAGEN" ]; then
+  w=$tmp/zstd
+  mkdir -p "$w/run"
+  "$DATAGEN" -g200K -P40 -s3 >"$w/in" 2>/dev/null
+  if ! "$OPT" "$ZSTD" --instrument paths,cct -o "$w/zstd" >"$w/log" 2>&1; then
+    fail "zstd: optimize-image"; cat "$w/log"
+  else
+    brk=$(scripts/image-end.py "$w/zstd")
+    cp "$w/zstd" "$w/run/zstd"
+    (cd "$w" && env -i PATH=/usr/bin:/bin CPO_PROFILE_OUT="$w/inst" timeout -k 5 60 "$AXP" run -- run/zstd -q -3 -c in >"$w/out1" 2>"$w/err")
+    cp "$ZSTD" "$w/run/zstd"
+    (cd "$w" && env -i PATH=/usr/bin:/bin timeout -k 5 60 "$AXP" run --brk "$brk" --paths "$w/exact" --cct "$w/exact.cct" \
+       -- run/zstd -q -3 -c in >"$w/out2" 2>>"$w/err")
+    if ! cmp -s "$w/out1" "$w/out2" || [ ! -s "$w/out1" ]; then
+      fail "zstd -3: output differs"; tail -3 "$w/err"
+    elif ! python3 scripts/paths-compare.py "$w/exact" "$w/inst" >"$w/cmp" 2>&1 ||
+         ! python3 scripts/cct-compare.py "$w/exact.cct" "$w/inst.cct" >"$w/ccmp" 2>&1; then
+      fail "zstd -3: path counts or tree differ"; tail -3 "$w/cmp" "$w/ccmp"
+    else
+      passed=$((passed + 1))
+      echo "zstd -3: $(tail -1 "$w/cmp"); $(tail -1 "$w/ccmp")"
+    fi
+  fi
+fi
 echo "instrumented programs: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
