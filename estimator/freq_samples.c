@@ -106,6 +106,32 @@ static bool schedule(const cfg_program *prog, const alpha_sched *sch, const uint
     return ok;
 }
 
+/* As schedule(), but a call inside the block ends a run: the instruction
+ * after it issues when the callee returns, in a fetch of its own, never in
+ * the call's issue group (the scheduler takes a branch before the end as
+ * falling through).  Without the cut the return point joined the call's
+ * group and the next instruction, which issues with it, counted a cycle
+ * of its own: a point with no samples that pulled sqlite3VdbeExec's
+ * handlers that call out to a count of 0. */
+static bool schedule_runs(const cfg_program *prog, const alpha_sched *sch, const uint32_t *words,
+                          uint32_t n, uint64_t pc, uint32_t ctx, alpha_sched_slot *out)
+{
+    uint32_t s = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        alpha_insn in;
+        alpha_decode(words[i], &in);
+        if (i + 1 < n && !(in.op && in.op->flow == FLOW_CALL))
+            continue;
+        if (!schedule(prog, sch, words + s, i + 1 - s, pc + 4ull * s, s ? 0 : ctx, out + s))
+            return false;
+        for (uint32_t k = s; k <= i; k++)
+            if (out[k].culprit >= 0)
+                out[k].culprit += (int32_t)s;
+        s = i + 1;
+    }
+    return true;
+}
+
 /* The kernel's time in a system call passes with the instruction after
  * the callsys at the head: the model's cost of a call at least, more when
  * the call takes longer (so that instruction is not quiet).  The cycles
@@ -140,7 +166,7 @@ static bool block_points(const cfg_program *prog, const alpha_sched *sch, const 
             words[i] = 0;
         bs->samples[i] = samples_at(col, b->start + 4 * i);
     }
-    bool ok = !n || schedule(prog, sch, words, n, b->start, ctx, bs->slots);
+    bool ok = !n || schedule_runs(prog, sch, words, n, b->start, ctx, bs->slots);
     uint8_t *quiet = ok ? malloc(n ? n : 1) : NULL;
     if (quiet)
         est_quiet(words, n, b->start, alpha_sched_params(sch)->icache.line, bs->slots, quiet);
@@ -153,7 +179,7 @@ static bool block_points(const cfg_program *prog, const alpha_sched *sch, const 
     *mmin = m1;
     alpha_sched_slot *other = quiet && n && alt != ctx ? malloc(n * sizeof *other) : NULL;
     if (other) {
-        if (schedule(prog, sch, words, n, b->start, alt, other)) {
+        if (schedule_runs(prog, sch, words, n, b->start, alt, other)) {
             for (uint32_t i = 0; i < n; i++) {
                 if (other[i].m != bs->slots[i].m)
                     quiet[i] = 0;
