@@ -50,6 +50,20 @@ static double chain_heat(const est_proc_freq *fp, const uint32_t *next, uint32_t
     return heat;
 }
 
+/* Instructions executed per instruction of the chain: ext-TSP's chains go
+ * densest first, as BOLT places them. */
+static double chain_density(const cfg_proc *p, const est_proc_freq *fp, const uint32_t *next,
+                            uint32_t h)
+{
+    double run = 0, size = 0;
+    for (uint32_t x = h; x != CFG_NONE; x = next[x]) {
+        double n = (double)(p->blocks[x].end - p->blocks[x].start) / 4;
+        run += fp->block[x] * n;
+        size += n;
+    }
+    return size > 0 ? run / size : 0;
+}
+
 /* Warm, and the estimate sure enough to send it to the cold area. */
 static bool warm_sure(const est_proc_freq *fp, const uint32_t *next, uint32_t h)
 {
@@ -86,7 +100,11 @@ bool opt_chain_proc(const cfg_proc *p, const est_proc_freq *fp, const opt_option
             tail[h] = t;
         }
     size_t ne = 0;
-    for (size_t e = 0; e < p->nedges && !o->no_chain; e++) {
+    if (o->exttsp && !o->no_chain && !opt_exttsp(p, fp, next, head, tail)) {
+        ok = false;
+        goto done;
+    }
+    for (size_t e = 0; e < p->nedges && !o->no_chain && !o->exttsp; e++) {
         const cfg_edge *E = &p->edges[e];
         if (E->from >= nb || E->to >= nb || fp->edge[e] <= 0 ||
             (E->kind != CFG_EDGE_FALL && E->kind != CFG_EDGE_TAKEN))
@@ -141,8 +159,9 @@ bool opt_chain_proc(const cfg_proc *p, const est_proc_freq *fp, const opt_option
             double heat = chain_heat(fp, next, h);
             if (heat <= 0 || heat < warm_below)
                 continue;
-            if (score[h] > bs || (score[h] == bs && heat > bh))
-                best = h, bs = score[h], bh = heat;
+            double s = o->exttsp ? chain_density(p, fp, next, h) : score[h];
+            if (s > bs || (s == bs && heat > bh))
+                best = h, bs = s, bh = heat;
         }
         if (best == CFG_NONE)
             break;

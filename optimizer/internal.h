@@ -23,6 +23,10 @@ typedef struct opt_proc_layout {
 
 bool opt_chain_proc(const cfg_proc *p, const est_proc_freq *fp, const opt_options *o,
                     opt_proc_layout *out);
+/* Merge the chains of next/head/tail (glued by calls) that ran by the
+ * ext-TSP score (exttsp.c).  False only when out of memory. */
+bool opt_exttsp(const cfg_proc *p, const est_proc_freq *fp, uint32_t *next, uint32_t *head,
+                uint32_t *tail);
 void opt_align_proc(const cfg_proc *p, const est_proc_freq *fp, const ev5_params *ev5,
                     opt_proc_layout *L, double proc_max);
 

@@ -77,8 +77,60 @@ static const opt_jump *jump_at(const opt_options *o, uint64_t pc)
  * A call through a register counts toward its most frequent target, when
  * the profile knows it (o->jumps), with that target's share of its
  * executions. */
+/* Group b after group a. */
+static void merge_groups(pinfo *pi, uint32_t ga, uint32_t gb)
+{
+    if (ga == gb)
+        return;
+    pi[pi[ga].last].nxt = gb;
+    pi[ga].last = pi[gb].last;
+    pi[ga].gw += pi[gb].gw;
+    pi[ga].gb += pi[gb].gb;
+    for (uint32_t x = gb; x != CFG_NONE; x = pi[x].nxt)
+        pi[x].grp = ga;
+}
+
+static int by_insns(const void *x, const void *y)
+{
+    const pinfo *p = &sort_pi[*(const uint32_t *)x], *q = &sort_pi[*(const uint32_t *)y];
+    if (p->insns != q->insns)
+        return p->insns > q->insns ? -1 : 1;
+    return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
+}
+
+/* Call-chain clustering (Ottoni and Maher's C3): hottest procedure first,
+ * each joins, after it, the group of its most frequent caller, as long as
+ * the two together fit the I-cache: a group that fits never conflicts with
+ * itself, and a callee sits just after its caller.  ce: caller a, callee b,
+ * one per pair. */
+static bool c3_merge(pinfo *pi, const cedge *ce, size_t m, const uint32_t *ran, size_t nran,
+                     uint32_t cache_bytes)
+{
+    uint32_t *byheat = malloc((nran + 1) * sizeof *byheat);
+    if (!byheat)
+        return false;
+    memcpy(byheat, ran, nran * sizeof *byheat);
+    sort_pi = pi;
+    qsort(byheat, nran, sizeof *byheat, by_insns);
+    for (size_t k = 0; k < nran; k++) {
+        uint32_t callee = byheat[k], caller = CFG_NONE;
+        double best = 0;
+        for (size_t e = 0; e < m; e++)
+            if (ce[e].b == callee && ce[e].w > best)
+                best = ce[e].w, caller = ce[e].a;
+        if (caller == CFG_NONE)
+            continue;
+        uint32_t ga = pi[caller].grp, gb = pi[callee].grp;
+        if (ga != gb && pi[ga].gb + pi[gb].gb <= cache_bytes)
+            merge_groups(pi, ga, gb);
+    }
+    free(byheat);
+    return true;
+}
+
 static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *pi,
-                             const uint32_t *ran, size_t nran, const opt_options *o, double total)
+                             const uint32_t *ran, size_t nran, const opt_options *o, double total,
+                             uint32_t cache_bytes)
 {
     bool no_order = o->no_order;
     /* Only hot procedures join groups: a call from a procedure that ran a
@@ -111,7 +163,9 @@ static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *
                     goto oom;
                 ce = nc;
             }
-            ce[ne++] = (cedge){ i < j ? i : j, i < j ? j : i, f->procs[i].block[p->calls[c].block] * share };
+            double w = f->procs[i].block[p->calls[c].block] * share;
+            /* C3 needs the direction: caller a, callee b */
+            ce[ne++] = o->c3 ? (cedge){ i, j, w } : (cedge){ i < j ? i : j, i < j ? j : i, w };
         }
     }
     qsort(ce, ne, sizeof *ce, by_pair);
@@ -129,17 +183,12 @@ static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *
         x->gw = x->insns;
         x->gb = x->hot_bytes;
     }
-    for (size_t k = 0; k < m; k++) {
-        uint32_t ga = pi[ce[k].a].grp, gb = pi[ce[k].b].grp;
-        if (ga == gb || ce[k].w <= 0)
-            continue;
-        pi[pi[ga].last].nxt = gb;               /* group a, then group b */
-        pi[ga].last = pi[gb].last;
-        pi[ga].gw += pi[gb].gw;
-        pi[ga].gb += pi[gb].gb;
-        for (uint32_t x = gb; x != CFG_NONE; x = pi[x].nxt)
-            pi[x].grp = ga;
-    }
+    if (o->c3) {
+        if (!c3_merge(pi, ce, m, ran, nran, cache_bytes))
+            goto oom;
+    } else
+        for (size_t k = 0; k < m; k++)
+            merge_groups(pi, pi[ce[k].a].grp, pi[ce[k].b].grp);
     size_t ng = 0;
     for (size_t k = 0; k < nran; k++)
         if (pi[ran[k]].grp == ran[k])
@@ -440,7 +489,7 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
             if (fp->block[b] > 0)
                 ok = add_lines(&before, p->blocks[b].start, p->blocks[b].end, line, fp->block[b]);
     }
-    if (ok && !(order = order_procs(prog, f, pi, ran, nran, o, res->insns)))
+    if (ok && !(order = order_procs(prog, f, pi, ran, nran, o, res->insns, ev5->icache.size)))
         ok = false;
     if (ok && !(heat = calloc(maxhot / line + 64, sizeof *heat)))
         ok = false;

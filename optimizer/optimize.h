@@ -38,6 +38,11 @@ typedef struct opt_options {
     bool split_warm;            /* warm chains (ran, but rarely) to the cold area
                                    too, where the estimate is HIGH or EXACT */
     bool no_colour;             /* no cache-line colouring */
+    bool exttsp;                /* block chains by the ext-TSP score, placed
+                                   by density, instead of Pettis-Hansen */
+    bool c3;                    /* procedures by call-chain clustering (C3) in
+                                   cache-sized groups, instead of by call
+                                   affinity without bound */
     /* Colouring: the I-cache set (offset modulo the cache size) where the
      * rewriter starts the moved code, and the executions per set of the code
      * of other images that share the cache (the shared libc: loaded on a page

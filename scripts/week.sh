@@ -113,7 +113,9 @@ start=$(date +%s)
 settle
 for day in $(seq "$DAYS"); do
   [ "$day" -eq 4 ] && rebuild_lua
-  "$B/axp" run --cpus 4 --pmu cycles:4000,imiss:64 --collector "$DB" -- "$WL/bin/dash" -c "$day_jobs" ||
+  # A seed of its own each day: axp is deterministic, and the same seed
+  # would take the very same samples of the same jobs every day.
+  "$B/axp" run --cpus 4 --pmu cycles:4000,imiss:64 --pmu-seed "$day" --collector "$DB" -- "$WL/bin/dash" -c "$day_jobs" ||
     { echo "week: day $day's work failed"; exit 1; }
   flushed=$("$B/cpo" epoch --db "$DB")
   settle

@@ -29,7 +29,8 @@
 # builds differ in their code alone.
 # OPT_WORKLOADS picks workloads (default "lua speedtest1 zstd"), OPT_SCRIPTS
 # the held-out lua scripts, OPT_BUILDS the builds (default all five; add
-# nocol for exact with --no-colour), OPT_PERIOD the sampling period
+# nocol for exact with --no-colour; exttsp and c3 for samples with
+# --blocks ext-tsp and --procs c3, which need samples), OPT_PERIOD the sampling period
 # (default 4000) and OPT_SAMPLES the samples to gather (default 1000000:
 # the training is repeated until the profile holds that many, as a week of
 # production would; one run of zstd's training gives 57,000).
@@ -127,12 +128,18 @@ train_rounds() {
     while read -r args; do
       rm -f "$tmp/train.sqlite"
       # shellcheck disable=SC2086
-      "$AXP" run --pmu "cycles:$PERIOD" --collector "$3" -- "$2" $args >/dev/null 2>&1 ||
+      TRAIN_SEED=$((TRAIN_SEED + 1))
+      "$AXP" run --pmu "cycles:$PERIOD" --pmu-seed "$TRAIN_SEED" --collector "$3" -- "$2" $args >/dev/null 2>&1 ||
         { echo "training run failed: $2 $args" >&2; "$CPO" quit --db "$3" >/dev/null; return 1; }
     done < <(train_lines "$1")
   done
   "$CPO" quit --db "$3" >/dev/null
 }
+# Each training run gets its own seed for the sampling periods: axp and
+# the workloads are deterministic, so runs with one seed take the very same
+# samples, and repeating them added nothing (until 2026-11-26 speedtest1's
+# 1 M samples were 11 copies of one run's 96,000).
+TRAIN_SEED=0
 # train_samples W IMG DB: the training runs under cpod at the bench's
 # period, repeated (each run samples at its own random phase) until the
 # database holds $OPT_SAMPLES samples, as a long profile of a program that
@@ -207,6 +214,10 @@ for w in $WORKLOADS; do
     optimize "$w.samples" "$O2" --db "$tmp/$w.db" --all-epochs || exit 1
     img[samples]=$tmp/$w.samples
     cost_check "$w.samples" "$tmp/$w.samples" "$ROUNDS"
+    has exttsp && { optimize "$w.exttsp" "$O2" --db "$tmp/$w.db" --all-epochs --blocks ext-tsp || exit 1
+                    img[exttsp]=$tmp/$w.exttsp; }
+    has c3 && { optimize "$w.c3" "$O2" --db "$tmp/$w.db" --all-epochs --procs c3 || exit 1
+                img[c3]=$tmp/$w.c3; }
   fi
   if has pgo || has pgo+s; then
     train_lines "$w" >"$tmp/train.args"

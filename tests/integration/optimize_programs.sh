@@ -80,6 +80,20 @@ for src in tests/programs/*.c; do
   done
 done
 
+# The other block and procedure orders (ext-TSP, C3), which the bench
+# measures against the default: same checks, on programs with jump tables,
+# calls through pointers, unwinding and many procedures.
+for name in bytecode indjump funcptr unwind stdio; do
+  orig=$P/$name-static ex=$tmp/$name-static.exact out=$tmp/$name.xc
+  [ -s "$ex" ] || continue
+  if ! "$OPT" "$orig" --exact "$ex" --blocks ext-tsp --procs c3 --check -o "$out" >"$out.log" 2>&1; then
+    fail "$name ext-tsp c3: optimize-image failed"; cat "$out.log"; continue
+  fi
+  if "$CPO" addrmap "$out" --verify "$orig" >"$out.verify" 2>&1; then passed=$((passed + 1))
+  else fail "$name ext-tsp c3: verify"; tail -25 "$out.verify"; fi
+  run "$name" "$out" "ext-tsp c3, axp" "$AXP" run -- && echo "$name: ext-tsp and c3 plan runs the same"
+done
+
 # A profile of the optimized binary feeds the next round through its address
 # map: the original optimized from it predicts the same, within 1% (the
 # runs differ a little: the binary's own path and environment differ).

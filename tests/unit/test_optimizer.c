@@ -235,3 +235,61 @@ Test(optimizer, loop_heads_aligned_only_where_no_path_runs_the_padding)
     cr_assert_eq(L.align[1], ev5.fetch_block);
     layout_free(&L);
 }
+
+Test(optimizer, exttsp_keeps_the_rules_of_chains)
+{
+    fixture f;
+    diamond(&f);
+    opt_options o = { .exttsp = true };
+    opt_proc_layout L = { 0 };
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
+    cr_assert_eq(L.n, 5);
+    cr_assert_eq(L.order[0], 0, "entry first");
+    cr_assert_eq(pos(&L, 2), 1, "the 990-times successor falls through");
+    cr_assert_eq(pos(&L, 3), 2);
+    cr_assert_eq(L.split, 4, "only block 4 is cold");
+    layout_free(&L);
+
+    init(&f, 4);                    /* the glue test's procedure */
+    f.b[0].flags |= CFG_BF_LINKS;
+    f.bf[0] = 100, f.bf[1] = 100, f.bf[2] = 100, f.bf[3] = 100;
+    edge(&f, 0, 1, CFG_EDGE_FALL, 100);
+    edge(&f, 1, 2, CFG_EDGE_FALL, 0);
+    edge(&f, 1, 3, CFG_EDGE_TAKEN, 100);
+    edge(&f, 3, 2, CFG_EDGE_TAKEN, 100);
+    edge(&f, 2, CFG_EXIT, CFG_EDGE_RETURN, 100);
+    finish(&f);
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
+    cr_assert_eq(pos(&L, 1), pos(&L, 0) + 1, "glue holds");
+    cr_assert_eq(pos(&L, 3), 2);
+    cr_assert_eq(pos(&L, 2), 3);
+    layout_free(&L);
+}
+
+Test(optimizer, exttsp_cuts_a_chain_where_two_fall_throughs_beat_one)
+{
+    /* 0 branches to 1 (100 times) or 2 (80); 2 goes on to 1 (80); 1
+     * returns.  Pettis-Hansen makes 0 -> 1 fall through first and 2 cannot
+     * get in; ext-TSP cuts [0 1] for 2: two fall-throughs (160) and a short
+     * jump (about 9.8) against one (100). */
+    fixture f;
+    init(&f, 3);
+    f.bf[0] = 180, f.bf[1] = 180, f.bf[2] = 80;
+    edge(&f, 0, 1, CFG_EDGE_TAKEN, 100);
+    edge(&f, 0, 2, CFG_EDGE_FALL, 80);
+    edge(&f, 2, 1, CFG_EDGE_TAKEN, 80);
+    edge(&f, 1, CFG_EXIT, CFG_EDGE_RETURN, 180);
+    finish(&f);
+    opt_options o = { 0 };
+    opt_proc_layout L = { 0 };
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
+    cr_assert_eq(L.order[1], 1, "Pettis-Hansen: 0 then 1");
+    layout_free(&L);
+    o.exttsp = true;
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
+    cr_assert_eq(L.n, 3);
+    cr_assert_eq(L.order[0], 0);
+    cr_assert_eq(L.order[1], 2, "ext-TSP: 0, 2, 1");
+    cr_assert_eq(L.order[2], 1);
+    layout_free(&L);
+}

@@ -1,6 +1,6 @@
 /*
  * optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]
- *                [--write-plan FILE] -o OUT
+ *                [--blocks pettis-hansen|ext-tsp] [--procs pettis-hansen|c3] [--write-plan FILE] -o OUT
  * optimize-image IMAGE --db DIR [--epoch E|--all-epochs] [--image FILE]... [--stale OLD]...
  *                [--report FILE] ... -o OUT
  * optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]
@@ -37,10 +37,10 @@
 
 static const char usage_text[] =
     "usage: optimize-image IMAGE --db DIR [--epoch E|--all-epochs] [--image FILE]... [--stale OLD]...\n"
-    "                      [--report FILE] [--split-warm]\n"
-    "                      [--no-colour] [--write-plan FILE] -o OUT\n"
+    "                      [--report FILE] [--split-warm] [--no-colour]\n"
+    "                      [--blocks pettis-hansen|ext-tsp] [--procs pettis-hansen|c3] [--write-plan FILE] -o OUT\n"
     "       optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]\n"
-    "                      [--write-plan FILE] -o OUT\n"
+    "                      [--blocks pettis-hansen|ext-tsp] [--procs pettis-hansen|c3] [--write-plan FILE] -o OUT\n"
     "       optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]\n"
     "                      [--write-plan FILE] [-v] -o OUT\n"
     "       optimize-image IMAGE --instrument paths|cct|paths,cct [--plan ...] -o OUT\n";
@@ -129,6 +129,8 @@ int main(int argc, char **argv)
         { "report", required_argument, 0, 'r' },
         { "split-warm", no_argument, 0, 'W' },
         { "no-colour", no_argument, 0, 'C' },
+        { "blocks", required_argument, 0, 'B' },
+        { "procs", required_argument, 0, 'P' },
         { "seed", required_argument, 0, 's' },
         { "check", no_argument, 0, 'c' },
         { "instrument", required_argument, 0, 'N' },
@@ -177,6 +179,23 @@ int main(int argc, char **argv)
             break;
         case 'W': oo.split_warm = true; break;
         case 'C': oo.no_colour = true; break;
+        case 'P':
+            if (!strcmp(optarg, "c3") || !strcmp(optarg, "pettis-hansen"))
+                oo.c3 = !strcmp(optarg, "c3");
+            else {
+                fprintf(stderr, "optimize-image: --procs '%s': 'pettis-hansen' or 'c3'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'B':
+            if (!strcmp(optarg, "ext-tsp") || !strcmp(optarg, "pettis-hansen"))
+                oo.exttsp = !strcmp(optarg, "ext-tsp");
+            else {
+                fprintf(stderr, "optimize-image: --blocks '%s': 'pettis-hansen' or 'ext-tsp'\n",
+                        optarg);
+                return 2;
+            }
+            break;
         case 's': {
             char *end;
             seed = strtoull(optarg, &end, 0);
