@@ -101,11 +101,35 @@ static void diamond(fixture *f)
     finish(f);
 }
 
+/* 0 calls (links) and returns to 1; 1 is rarely taken to 2, the hot path
+ * goes 0 -> 1 -> 3; a chain must never separate 0 and 1. */
+static void glued(fixture *f)
+{
+    init(f, 4);
+    f->b[0].flags |= CFG_BF_LINKS;
+    f->bf[0] = 100, f->bf[1] = 100, f->bf[2] = 100, f->bf[3] = 100;
+    edge(f, 0, 1, CFG_EDGE_FALL, 100);
+    edge(f, 1, 2, CFG_EDGE_FALL, 0);
+    edge(f, 1, 3, CFG_EDGE_TAKEN, 100);
+    edge(f, 3, 2, CFG_EDGE_TAKEN, 100);
+    edge(f, 2, CFG_EXIT, CFG_EDGE_RETURN, 100);
+    finish(f);
+}
+
+static void diamond_layout(bool exttsp);
+
+/* Pettis-Hansen's chains and ext-TSP's agree on the diamond. */
 Test(optimizer, hot_edges_fall_through_and_never_run_code_goes_cold)
+{
+    for (int exttsp = 0; exttsp < 2; exttsp++)
+        diamond_layout(exttsp);
+}
+
+static void diamond_layout(bool exttsp)
 {
     fixture f;
     diamond(&f);
-    opt_options o = { 0 };
+    opt_options o = { .exttsp = exttsp };
     opt_proc_layout L = { 0 };
     cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
     cr_assert_eq(L.n, 5);
@@ -173,18 +197,8 @@ Test(optimizer, warm_code_follows_the_hot_and_splits_only_when_asked)
 
 Test(optimizer, glue_after_a_call_holds)
 {
-    /* 0 calls (links) and returns to 1; 1 is rarely taken to 2, the hot path
-     * goes 0 -> 1 -> 3; a chain must never separate 0 and 1. */
     fixture f;
-    init(&f, 4);
-    f.b[0].flags |= CFG_BF_LINKS;
-    f.bf[0] = 100, f.bf[1] = 100, f.bf[2] = 100, f.bf[3] = 100;
-    edge(&f, 0, 1, CFG_EDGE_FALL, 100);
-    edge(&f, 1, 2, CFG_EDGE_FALL, 0);
-    edge(&f, 1, 3, CFG_EDGE_TAKEN, 100);
-    edge(&f, 3, 2, CFG_EDGE_TAKEN, 100);
-    edge(&f, 2, CFG_EXIT, CFG_EDGE_RETURN, 100);
-    finish(&f);
+    glued(&f);
     opt_options o = { 0 };
     opt_proc_layout L = { 0 };
     cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
@@ -236,29 +250,12 @@ Test(optimizer, loop_heads_aligned_only_where_no_path_runs_the_padding)
     layout_free(&L);
 }
 
-Test(optimizer, exttsp_keeps_the_rules_of_chains)
+Test(optimizer, exttsp_keeps_the_glue)
 {
     fixture f;
-    diamond(&f);
     opt_options o = { .exttsp = true };
     opt_proc_layout L = { 0 };
-    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
-    cr_assert_eq(L.n, 5);
-    cr_assert_eq(L.order[0], 0, "entry first");
-    cr_assert_eq(pos(&L, 2), 1, "the 990-times successor falls through");
-    cr_assert_eq(pos(&L, 3), 2);
-    cr_assert_eq(L.split, 4, "only block 4 is cold");
-    layout_free(&L);
-
-    init(&f, 4);                    /* the glue test's procedure */
-    f.b[0].flags |= CFG_BF_LINKS;
-    f.bf[0] = 100, f.bf[1] = 100, f.bf[2] = 100, f.bf[3] = 100;
-    edge(&f, 0, 1, CFG_EDGE_FALL, 100);
-    edge(&f, 1, 2, CFG_EDGE_FALL, 0);
-    edge(&f, 1, 3, CFG_EDGE_TAKEN, 100);
-    edge(&f, 3, 2, CFG_EDGE_TAKEN, 100);
-    edge(&f, 2, CFG_EXIT, CFG_EDGE_RETURN, 100);
-    finish(&f);
+    glued(&f);
     cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
     cr_assert_eq(pos(&L, 1), pos(&L, 0) + 1, "glue holds");
     cr_assert_eq(pos(&L, 3), 2);
