@@ -15,8 +15,8 @@
 # Side by side per input (builds):
 #   O2       the workload as built (-O2)
 #   exact    optimize-image on O2 from axp's exact counts of the training
-#   samples  optimize-image on O2 from cycle and value samples of the
-#            training (cpod, --pmu cycles:$OPT_PERIOD,values:$OPT_VALUES): the
+#   samples  optimize-image on O2 from cycle samples of the training (cpod,
+#            --pmu cycles:$OPT_PERIOD, and values:$OPT_VALUES when set): the
 #            product's path; samples2, samples3... the same from further
 #            trainings at other sampling phases ($OPT_TRAININGS in all)
 #   pgo      gcc's PGO build of the same source (-fprofile-generate, the
@@ -33,8 +33,10 @@
 # the held-out lua scripts, OPT_BUILDS the builds (default all five; add
 # nocol for exact with --no-colour; exttsp and c3 for samples with
 # --blocks ext-tsp and --procs c3, which need samples), OPT_PERIOD the
-# sampling period (default 4000), OPT_VALUES the value-sampling period
-# (default 20000; 0: cycles alone), OPT_TRAININGS the trainings from samples
+# sampling period (default 4000), OPT_VALUES a value-sampling period for
+# the jump hints (default 0: cycles alone; lua's plans lost 1.8 points on
+# the mean with value sampling on in the training, docs/notes/
+# optimizer-baselines.md), OPT_TRAININGS the trainings from samples
 # (default 3; the mean of their geometric means is printed) and OPT_SAMPLES
 # the samples to gather (default 1000000: the training is repeated until
 # the profile holds that many, as a week of production would; one run of
@@ -58,7 +60,7 @@ BUILDS=${OPT_BUILDS:-"O2 exact samples pgo pgo+s"}
 PERIOD=${OPT_PERIOD:-4000}
 SAMPLES=${OPT_SAMPLES:-1000000}
 TRAININGS=${OPT_TRAININGS:-3}
-VALUES=${OPT_VALUES:-20000}
+VALUES=${OPT_VALUES:-0}
 PMU="cycles:$PERIOD"
 [ "$VALUES" -gt 0 ] && PMU="$PMU,values:$VALUES"
 has() { case " $BUILDS " in *" $1 "*) return 0 ;; esac; return 1; }
