@@ -30,7 +30,7 @@
 enum { M_XY, M_X1_Y_X2, M_Y_X2_X1, M_X2_X1_Y, M_KINDS };
 
 typedef struct xchain {
-    uint32_t *b, n, cap;
+    uint32_t *b, n;
     uint64_t bytes;
 } xchain;
 
@@ -66,6 +66,14 @@ static bool useful(const xctx *c, uint32_t e)
     const cfg_edge *E = &c->p->edges[e];
     return E->from < c->p->nblocks && E->to < c->p->nblocks && c->fp->edge[e] > 0 &&
            (E->kind == CFG_EDGE_FALL || E->kind == CFG_EDGE_TAKEN || E->kind == CFG_EDGE_TABLE);
+}
+
+/* The k-th edge of block B, out-edges first, and the block at its other end. */
+static uint32_t edge_of(const cfg_proc *p, const cfg_block *B, uint32_t k, uint32_t *other)
+{
+    uint32_t e = k < B->nout ? p->out_edges[B->first_out + k] : p->in_edges[B->first_in + k - B->nout];
+    *other = k < B->nout ? p->edges[e].to : p->edges[e].from;
+    return e;
 }
 
 static double edge_score(const xctx *c, uint32_t e, uint64_t from, uint64_t to)
@@ -137,9 +145,7 @@ static void list_edges(xctx *c, uint32_t x, uint32_t y)
     for (uint32_t i = 0; i < S->n; i++) {
         const cfg_block *B = &p->blocks[S->b[i]];
         for (uint32_t k = 0; k < B->nout + B->nin; k++) {
-            uint32_t e = k < B->nout ? p->out_edges[B->first_out + k]
-                                     : p->in_edges[B->first_in + k - B->nout];
-            uint32_t o = k < B->nout ? p->edges[e].to : p->edges[e].from;
+            uint32_t o, e = edge_of(p, B, k, &o);
             if (useful(c, e) && c->chain_of[o] == other)
                 c->ex[c->nex++] = e;
         }
@@ -214,8 +220,9 @@ static bool add_pair(xctx *c, uint32_t a, uint32_t b)
     return true;
 }
 
-/* Pairs of x with every chain an edge joins it to. */
-static bool pair_neighbours(xctx *c, uint32_t x)
+/* Pairs of x with every chain numbered from `from` up that an edge joins
+ * it to (from x itself at the start, so that each pair is made once). */
+static bool pair_neighbours(xctx *c, uint32_t x, uint32_t from)
 {
     const cfg_proc *p = c->p;
     c->stamp++;
@@ -223,13 +230,11 @@ static bool pair_neighbours(xctx *c, uint32_t x)
     for (uint32_t i = 0; i < c->ch[x].n; i++) {
         const cfg_block *B = &p->blocks[c->ch[x].b[i]];
         for (uint32_t k = 0; k < B->nout + B->nin; k++) {
-            uint32_t e = k < B->nout ? p->out_edges[B->first_out + k]
-                                     : p->in_edges[B->first_in + k - B->nout];
-            uint32_t o = k < B->nout ? p->edges[e].to : p->edges[e].from;
+            uint32_t o, e = edge_of(p, B, k, &o);
             if (!useful(c, e))
                 continue;
             uint32_t z = c->chain_of[o];
-            if (z == CFG_NONE || c->mark[z] == c->stamp)
+            if (z == CFG_NONE || z < from || c->mark[z] == c->stamp)
                 continue;
             c->mark[z] = c->stamp;
             if (!add_pair(c, x, z))
@@ -256,7 +261,7 @@ static bool do_merge(xctx *c, const xmerge *m)
     uint32_t n = X->n + Y->n, *nb = malloc(n * sizeof *nb), k = 0;
     if (!nb)
         return false;
-    const uint32_t cut = m->kind == M_XY ? X->n : m->cut;
+    const uint32_t cut = m->cut;        /* X->n for M_XY */
 #define PUT(S, from, to) for (uint32_t i = (from); i < (to); i++) nb[k++] = (S)->b[i]
     switch (m->kind) {
     case M_XY: PUT(X, 0, X->n); PUT(Y, 0, Y->n); break;
@@ -267,7 +272,7 @@ static bool do_merge(xctx *c, const xmerge *m)
 #undef PUT
     free(X->b);
     free(Y->b);
-    X->b = nb, X->n = X->cap = n;
+    X->b = nb, X->n = n;
     *Y = (xchain){ 0 };
     renumber(c, m->x);
     return true;
@@ -299,7 +304,7 @@ bool opt_exttsp(const cfg_proc *p, const est_proc_freq *fp, uint32_t *next, uint
             heat = fp->block[x] > heat ? fp->block[x] : heat;
         if (heat <= 0)
             continue;
-        c.ch[h] = (xchain){ malloc(n * sizeof(uint32_t)), 0, n, 0 };
+        c.ch[h] = (xchain){ malloc(n * sizeof(uint32_t)), 0, 0 };
         if (!c.ch[h].b) {
             ok = false;
             break;
@@ -309,24 +314,8 @@ bool opt_exttsp(const cfg_proc *p, const est_proc_freq *fp, uint32_t *next, uint
         renumber(&c, h);
     }
     for (uint32_t h = 0; ok && h < nb; h++)
-        if (c.ch[h].n) {
-            /* each pair once: from its lower chain */
-            c.stamp++;
-            c.mark[h] = c.stamp;
-            for (uint32_t i = 0; ok && i < c.ch[h].n; i++) {
-                const cfg_block *B = &p->blocks[c.ch[h].b[i]];
-                for (uint32_t k = 0; ok && k < B->nout + B->nin; k++) {
-                    uint32_t e = k < B->nout ? p->out_edges[B->first_out + k]
-                                             : p->in_edges[B->first_in + k - B->nout];
-                    uint32_t o = k < B->nout ? p->edges[e].to : p->edges[e].from;
-                    uint32_t z = useful(&c, e) ? c.chain_of[o] : CFG_NONE;
-                    if (z == CFG_NONE || z < h || c.mark[z] == c.stamp)
-                        continue;
-                    c.mark[z] = c.stamp;
-                    ok = add_pair(&c, h, z);
-                }
-            }
-        }
+        if (c.ch[h].n)
+            ok = pair_neighbours(&c, h, h);
     while (ok && c.npairs) {
         size_t bi = 0;
         for (size_t i = 1; i < c.npairs; i++)
@@ -341,7 +330,7 @@ bool opt_exttsp(const cfg_proc *p, const est_proc_freq *fp, uint32_t *next, uint
                 c.pairs[k++] = *q;
         }
         c.npairs = k;
-        ok = ok && pair_neighbours(&c, m.x);
+        ok = ok && pair_neighbours(&c, m.x, 0);
     }
     /* Back into the caller's lists. */
     for (uint32_t h = 0; ok && h < nb; h++) {

@@ -73,10 +73,6 @@ static const opt_jump *jump_at(const opt_options *o, uint64_t pc)
     return NULL;
 }
 
-/* Call-affinity order of the procedures that ran: indices into prog->procs.
- * A call through a register counts toward its most frequent target, when
- * the profile knows it (o->jumps), with that target's share of its
- * executions. */
 /* Group b after group a. */
 static void merge_groups(pinfo *pi, uint32_t ga, uint32_t gb)
 {
@@ -128,6 +124,9 @@ static bool c3_merge(pinfo *pi, const cedge *ce, size_t m, const uint32_t *ran, 
     return true;
 }
 
+/* Call-affinity order of the procedures that ran: indices into prog->procs.
+ * Groups merge by direct calls between hot procedures, by falling weight,
+ * or with o->c3 by call-chain clustering. */
 static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *pi,
                              const uint32_t *ran, size_t nran, const opt_options *o, double total,
                              uint32_t cache_bytes)
@@ -186,6 +185,9 @@ static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *
         if (!c3_merge(pi, ce, m, ran, nran, cache_bytes))
             goto oom;
     } else
+        /* By falling weight, down to call sites that never ran: since
+         * cf338f5 those join groups too (the earlier loop stopped at them);
+         * every figure since was measured so. */
         for (size_t k = 0; k < m; k++)
             merge_groups(pi, pi[ce[k].a].grp, pi[ce[k].b].grp);
     size_t ng = 0;

@@ -38,8 +38,8 @@ typedef struct opt_options {
     bool split_warm;            /* warm chains (ran, but rarely) to the cold area
                                    too, where the estimate is HIGH or EXACT */
     bool no_colour;             /* no cache-line colouring */
-    bool exttsp;                /* block chains by the ext-TSP score, placed
-                                   by density, instead of Pettis-Hansen */
+    bool exttsp;                /* block chains by the ext-TSP score instead
+                                   of Pettis and Hansen's bottom-up chaining */
     bool c3;                    /* procedures by call-chain clustering (C3) in
                                    cache-sized groups, instead of by call
                                    affinity without bound */
