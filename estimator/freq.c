@@ -37,6 +37,24 @@ est_freq *est_freq_new(const cfg_program *cfg)
     return f;
 }
 
+void est_freq_add(est_freq *to, const est_freq *f)
+{
+    for (size_t i = 0; i < to->cfg->nprocs; i++) {
+        const cfg_proc *p = &to->cfg->procs[i];
+        est_proc_freq *a = &to->procs[i];
+        const est_proc_freq *b = &f->procs[i];
+        for (size_t k = 0; k < p->nblocks; k++) {
+            a->block[k] += b->block[k];
+            a->block_conf[k] = b->block_conf[k];
+        }
+        for (size_t k = 0; k < p->nedges; k++) {
+            a->edge[k] += b->edge[k];
+            a->edge_conf[k] = b->edge_conf[k];
+        }
+        a->samples += b->samples;
+    }
+}
+
 void est_freq_free(est_freq *f)
 {
     if (!f)

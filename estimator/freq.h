@@ -79,6 +79,10 @@ est_freq *est_freq_new(const cfg_program *cfg);
 void est_freq_free(est_freq *f);
 const char *est_conf_name(unsigned conf);
 
+/* f's executions added to to's (both of one cfg), f's confidence kept:
+ * the counts of several runs as one. */
+void est_freq_add(est_freq *to, const est_freq *f);
+
 /* Exact counts of the image cfg was built from, found in ex by build-id
  * (by path when the image has none).  NULL with a message when the counts
  * hold no such image or memory runs out. */

@@ -34,6 +34,14 @@ check "the culprits name the true cause of 90% of the dynamic stall" \
   python3 -c "import sys; sys.exit(0 if $covered >= 0.90 else 1)"
 check "under 8.6% of the samples unexplained" python3 -c "import sys; sys.exit(0 if $unexpl < 0.086 else 1)"
 
+# Several --exact files are the counts of several runs, summed: the same
+# run twice weighs its edges twice.
+w1=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["edges"]["weight"])' <<<"$acc")
+acc2=$("$CPO" accuracy --db "$DB" --exact "$T/x.exact" --exact "$T/x.exact" --image "$PROG" --json)
+w2=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["edges"]["weight"])' <<<"$acc2")
+check "two --exact files are summed ($w1 executions, then $w2)" \
+  python3 -c "import sys; sys.exit(0 if $w1 > 0 and abs($w2 - 2 * $w1) <= 1 else 1)"
+
 calc=$("$CPO" calc main --db "$DB" --image "$PROG")
 check "cpo calc runs" [ $? -eq 0 ]
 check "a store stalls on the write buffer" grep -qE ' st[qlts]	.*dynamic stall [0-9.]+: .*write_buffer' <<<"$calc"

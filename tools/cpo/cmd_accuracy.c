@@ -1,8 +1,9 @@
 /*
- * cpo accuracy --exact FILE --image IMAGE [--truth FILE] [selection] [--json]
+ * cpo accuracy --exact FILE... --image IMAGE [--truth FILE] [selection] [--json]
  *
  * DCPI's Figures 8 and 9 for one image: how far the frequency estimates
- * from the selection's cycle samples are from axp's exact counts; with
+ * from the selection's cycle samples are from axp's exact counts (of
+ * every run the selection sampled: several --exact files are summed); with
  * --truth (axp's per-instruction stall causes of the same run), how often
  * the stall culprits name the true cause (estimator/culprits.h).  With
  * --profileme, also the frequencies counted from the selection's ProfileMe
@@ -23,7 +24,7 @@
 #include "profdb/truth.h"
 #include "tools/cpo/commands.h"
 
-#define USAGE "usage: cpo accuracy --exact FILE --image IMAGE [--truth FILE] [--db DIR] [--epoch E|--all-epochs]\n" \
+#define USAGE "usage: cpo accuracy --exact FILE... --image IMAGE [--truth FILE] [--db DIR] [--epoch E|--all-epochs]\n" \
               "                    [--json] [--worst N] [--profileme] [--pm-paths FILE [--pm-min N]]\n"
 
 static void part_text(const char *what, const char *weighted, const est_accuracy_part *p)
@@ -110,6 +111,37 @@ static void worst_blocks(const est_analysis *a, const est_freq *truth, size_t li
                est_conf_name(q->block_conf[w[i].b]), from[q->block_from[w[i].b] & 3]);
     }
     free(w);
+}
+
+/* The exact counts of files[0..n) summed, on a's CFG; NULL with a message
+ * on stderr. */
+static est_freq *exact_sum(const est_analysis *a, const char *const *files, size_t n)
+{
+    char msg[1024];
+    est_freq *sum = NULL;
+    for (size_t i = 0; i < n; i++) {
+        profdb_error perr;
+        profdb_exact *ex = profdb_exact_read(files[i], &perr);
+        if (!ex) {
+            fprintf(stderr, "cpo: %s\n", perr.msg);
+            est_freq_free(sum);
+            return NULL;
+        }
+        est_freq *f = est_freq_from_exact(a->cfg, ex, msg, sizeof msg);
+        profdb_exact_free(ex);
+        if (!f) {
+            fprintf(stderr, "cpo: %s: %s\n", files[i], msg);
+            est_freq_free(sum);
+            return NULL;
+        }
+        if (sum) {
+            est_freq_add(sum, f);
+            est_freq_free(f);
+        } else {
+            sum = f;
+        }
+    }
+    return sum;
 }
 
 /* The culprits against the truth: false when the truth cannot be read. */
@@ -252,10 +284,11 @@ int cmd_accuracy(int argc, char **argv)
 {
     est_selection sel = { 0 };
     est_error err;
-    const char *exact = NULL, *imgpath = NULL, *truthpath = NULL, *pmtruth = NULL;
+    const char *exact[64], *imgpath = NULL, *truthpath = NULL, *pmtruth = NULL;
     double pm_min = 100;
     bool json = false, pm = false;
     long nworst = 0;
+    size_t nexact = 0;
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++) {
         int k = cpo_selection_arg(&sel, argc, argv, &i, &err);
@@ -265,7 +298,12 @@ int cmd_accuracy(int argc, char **argv)
         } else if (k) {
             continue;
         } else if (!strcmp(argv[i], "--exact") && i + 1 < argc) {
-            exact = argv[++i];
+            if (nexact == sizeof exact / sizeof exact[0]) {
+                fprintf(stderr, "cpo: accuracy: at most %zu --exact files\n", nexact);
+                rc = 2;
+            } else {
+                exact[nexact++] = argv[++i];
+            }
         } else if (!strcmp(argv[i], "--truth") && i + 1 < argc) {
             truthpath = argv[++i];
         } else if (!strcmp(argv[i], "--image") && i + 1 < argc) {
@@ -295,7 +333,7 @@ int cmd_accuracy(int argc, char **argv)
             rc = 2;
         }
     }
-    if (!rc && (!exact || !imgpath)) {
+    if (!rc && (!nexact || !imgpath)) {
         fprintf(stderr, "cpo: accuracy: --exact FILE and --image IMAGE are required\n%s", USAGE);
         rc = 2;
     }
@@ -309,18 +347,8 @@ int cmd_accuracy(int argc, char **argv)
         cpo_selection_release(&sel);
         return 1;
     }
-    profdb_error perr;
-    profdb_exact *ex = profdb_exact_read(exact, &perr);
-    if (!ex) {
-        fprintf(stderr, "cpo: %s\n", perr.msg);
-        est_analysis_free(a);
-        cpo_selection_release(&sel);
-        return 1;
-    }
-    est_freq *truth = est_freq_from_exact(a->cfg, ex, msg, sizeof msg);
-    profdb_exact_free(ex);
+    est_freq *truth = exact_sum(a, exact, nexact);
     if (!truth) {
-        fprintf(stderr, "cpo: %s: %s\n", exact, msg);
         est_analysis_free(a);
         cpo_selection_release(&sel);
         return 1;

@@ -29,25 +29,6 @@ static int by_pc_target(const void *a, const void *b)
     return x->target < y->target ? -1 : x->target > y->target;
 }
 
-static bool add_freq(est_freq *to, const est_freq *f)
-{
-    for (size_t i = 0; i < to->cfg->nprocs; i++) {
-        const cfg_proc *p = &to->cfg->procs[i];
-        est_proc_freq *a = &to->procs[i];
-        const est_proc_freq *b = &f->procs[i];
-        for (size_t k = 0; k < p->nblocks; k++) {
-            a->block[k] += b->block[k];
-            a->block_conf[k] = b->block_conf[k];
-        }
-        for (size_t k = 0; k < p->nedges; k++) {
-            a->edge[k] += b->edge[k];
-            a->edge_conf[k] = b->edge_conf[k];
-        }
-        a->samples += b->samples;
-    }
-    return true;
-}
-
 /* Register jumps of im (the image itself) and their in-image targets. */
 static bool add_jumps(const profdb_exact *ex, const profdb_exact_image *im, opt_jump **v,
                       size_t *n, size_t *cap)
@@ -273,8 +254,10 @@ bool oi_profile_exact(const cfg_program *cfg, const char *const *files, size_t n
         if (!self)
             self = rewritten_copy(cfg, ex);
         est_freq *f = est_freq_from_exact(cfg, ex, err, errlen);
-        bool ok = f && self && add_freq(out->freq, f) &&
-                  add_jumps(ex, self, &out->jumps, &out->njumps, &cap);
+        bool ok = f && self;
+        if (ok)
+            est_freq_add(out->freq, f);
+        ok = ok && add_jumps(ex, self, &out->jumps, &out->njumps, &cap);
         for (size_t k = 0; ok && k < ex->nimages; k++) {
             const profdb_exact_image *im = &ex->images[k];
             if (im == self || !strcmp(im->path, "-"))
@@ -324,7 +307,7 @@ static bool add_copy(const cfg_program *cfg, const struct est_selection *sel, co
         else if ((cf = est_freq_carry_samples(cfg, nf, &am, &col,
                                               est_mean_period(im->period_sums[0], im->totals[0]), NULL,
                                               err, errlen)))
-            add_freq(out, cf);
+            est_freq_add(out, cf);
     } else if (nf) {
         snprintf(err, errlen, "out of memory");
     }
@@ -429,7 +412,7 @@ static bool add_stale(const cfg_program *cfg, const struct est_selection *sel, c
         est_match_stats st;
         est_freq *m = est_freq_match(cfg, old.freq, &st, err, errlen);
         if ((ok = m != NULL)) {
-            add_freq(out, m);
+            est_freq_add(out, m);
             *samples += st.matched;
             printf("carried over from %s: %zu procedures, %.1f%% of its executed instructions "
                    "matched\n", path, st.procs, st.total > 0 ? 100 * st.matched / st.total : 0);
@@ -514,7 +497,7 @@ bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel,
     char own_err[1024];
     est_freq *own = est_freq_from_selection(sel, cfg, NULL, &period, &samples, own_err, sizeof own_err);
     if (own) {
-        add_freq(out->freq, own);
+        est_freq_add(out->freq, own);
         est_freq_free(own);
     }
     if (!(loaded = est_load(sel, &set, &ee))) {
