@@ -29,6 +29,29 @@ static void add(est_accuracy_part *p, double est, double truth, double w, uint8_
     }
 }
 
+/* Blocks with two successors inside the procedure: does the estimate name
+ * the hotter one?  That is what a block order needs of it. */
+static void branches_of(const cfg_proc *f, const est_proc_freq *e, const est_proc_freq *t,
+                        est_accuracy_branches *out)
+{
+    for (size_t b = 0; b < f->nblocks; b++) {
+        const cfg_block *B = &f->blocks[b];
+        if (B->nout != 2)
+            continue;
+        uint32_t x = f->out_edges[B->first_out], y = f->out_edges[B->first_out + 1];
+        if (f->edges[x].to >= f->nblocks || f->edges[y].to >= f->nblocks || t->edge[x] == t->edge[y])
+            continue;
+        double w = fabs(t->edge[x] - t->edge[y]);
+        bool right = (t->edge[x] > t->edge[y]) == (e->edge[x] > e->edge[y]);
+        out->weight += w;
+        out->count++;
+        if (right)
+            out->named += w;
+        else
+            out->wrong++;
+    }
+}
+
 static void edges_of(const est_freq *est, const est_freq *truth, est_accuracy *out)
 {
     const cfg_program *cfg = est->cfg;
@@ -36,6 +59,7 @@ static void edges_of(const est_freq *est, const est_freq *truth, est_accuracy *o
         const est_proc_freq *e = &est->procs[p], *t = &truth->procs[p];
         for (size_t k = 0; k < cfg->procs[p].nedges; k++)
             add(&out->edges, e->edge[k], t->edge[k], t->edge[k], e->edge_conf[k]);
+        branches_of(&cfg->procs[p], e, t, &out->branches);
     }
 }
 

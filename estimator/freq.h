@@ -148,8 +148,17 @@ typedef struct est_accuracy_part {
     double hist[EST_ACC_BINS];
     double conf_weight[3], conf_within5[3];   /* by confidence low/medium/high */
 } est_accuracy_part;
+/* Two-way branches: the weight of each is how many more times its hotter
+ * side ran than the other, which a layout that made the wrong side the
+ * fall-through would lose; named is the part of it whose hotter side the
+ * estimate names too. */
+typedef struct est_accuracy_branches {
+    double weight, named;
+    uint64_t count, wrong;
+} est_accuracy_branches;
 typedef struct est_accuracy {
     est_accuracy_part blocks, edges;
+    est_accuracy_branches branches;
 } est_accuracy;
 /* est and truth are of the same cfg; sched gives the blocks' samples. */
 void est_accuracy_of(const est_freq *est, const est_sched *sched, const est_freq *truth,

@@ -39,6 +39,9 @@ check "under 8.6% of the samples unexplained" python3 -c "import sys; sys.exit(0
 w1=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["edges"]["weight"])' <<<"$acc")
 acc2=$("$CPO" accuracy --db "$DB" --exact "$T/x.exact" --exact "$T/x.exact" --image "$PROG" --json)
 w2=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["edges"]["weight"])' <<<"$acc2")
+named=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["branches"]["named"])' <<<"$acc")
+check "the estimate names the hotter side of the loops' branches ($named of the weight)" \
+  python3 -c "import sys; sys.exit(0 if $named >= 0.95 else 1)"
 check "two --exact files are summed ($w1 executions, then $w2)" \
   python3 -c "import sys; sys.exit(0 if $w1 > 0 and abs($w2 - 2 * $w1) <= 1 else 1)"
 

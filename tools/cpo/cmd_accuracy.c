@@ -13,6 +13,7 @@
  * (estimator/profileme.h) finds the true paths behind the samples of
  * instructions with at least --pm-min samples (default 100).
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,58 @@ static void worst_blocks(const est_analysis *a, const est_freq *truth, size_t li
                (unsigned long)f->blocks[w[i].b].start, w[i].est, w[i].truth,
                w[i].truth > 0 ? 100 * (w[i].est - w[i].truth) / w[i].truth : 0, w[i].samples,
                est_conf_name(q->block_conf[w[i].b]), from[q->block_from[w[i].b] & 3]);
+    }
+    free(w);
+}
+
+/* The two-way branches whose hotter side the estimate gets wrong, by how
+ * many more times that side ran (est_accuracy_branches). */
+typedef struct wrong_branch { double score; size_t p, b; uint32_t hot, other; } wrong_branch;
+static int by_branch_score(const void *a, const void *b)
+{
+    double x = ((const wrong_branch *)a)->score, y = ((const wrong_branch *)b)->score;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void worst_branches(const est_analysis *a, const est_freq *truth, size_t limit)
+{
+    size_t n = 0, cap = 0;
+    wrong_branch *w = NULL;
+    for (size_t p = 0; p < a->cfg->nprocs; p++) {
+        const cfg_proc *f = &a->cfg->procs[p];
+        const est_proc_freq *e = &a->freq->procs[p], *t = &truth->procs[p];
+        for (size_t b = 0; b < f->nblocks; b++) {
+            const cfg_block *B = &f->blocks[b];
+            if (B->nout != 2)
+                continue;
+            uint32_t x = f->out_edges[B->first_out], y = f->out_edges[B->first_out + 1];
+            if (t->edge[x] < t->edge[y]) {
+                uint32_t z = x;
+                x = y;
+                y = z;
+            }
+            if (f->edges[x].to >= f->nblocks || f->edges[y].to >= f->nblocks || t->edge[x] == t->edge[y] ||
+                e->edge[x] > e->edge[y])
+                continue;
+            if (n == cap) {
+                wrong_branch *nw = realloc(w, (cap = cap ? 2 * cap : 256) * sizeof *nw);
+                if (!nw)
+                    break;
+                w = nw;
+            }
+            w[n++] = (wrong_branch){ t->edge[x] - t->edge[y], p, b, x, y };
+        }
+    }
+    qsort(w, n, sizeof *w, by_branch_score);
+    printf("\nBranches whose hotter side the estimate gets wrong (by true executions beyond the other side's)\n");
+    printf("  %-28s %-12s %-12s %12s %12s %12s %12s\n", "procedure", "block", "hotter to", "exact",
+           "estimate", "other exact", "estimate");
+    for (size_t i = 0; i < n && i < limit; i++) {
+        const cfg_proc *f = &a->cfg->procs[w[i].p];
+        const est_proc_freq *e = &a->freq->procs[w[i].p], *t = &truth->procs[w[i].p];
+        printf("  %-28.28s 0x%-10lx 0x%-10lx %12.0f %12.0f %12.0f %12.0f\n", f->name ? f->name : "?",
+               (unsigned long)f->blocks[w[i].b].start, (unsigned long)f->blocks[f->edges[w[i].hot].to].start,
+               t->edge[w[i].hot], e->edge[w[i].hot], t->edge[w[i].other], e->edge[w[i].other]);
     }
     free(w);
 }
@@ -368,7 +421,11 @@ int cmd_accuracy(int argc, char **argv)
         if (pmtruth && !pm_paths(&sel, a, pmtruth, pm_min, true))
             rc = 1;
         part_json("blocks", &acc.blocks, false);
-        part_json("edges", &acc.edges, !truthpath && !pm);
+        part_json("edges", &acc.edges, false);
+        printf("  \"branches\": {\"count\": %" PRIu64 ", \"wrong\": %" PRIu64 ", \"weight\": %.0f, "
+               "\"named\": %.4f}%s\n", acc.branches.count, acc.branches.wrong, acc.branches.weight,
+               acc.branches.weight > 0 ? acc.branches.named / acc.branches.weight : 0,
+               !truthpath && !pm ? "" : ",");
         if (truthpath)
             printf("  \"culprits\": {\"stall\": %.0f, \"covered\": %.4f, \"per_stall\": %.3f, "
                    "\"unexplained\": %.4f}%s\n", ca.stall, ca.stall > 0 ? ca.covered / ca.stall : 0,
@@ -382,10 +439,17 @@ int cmd_accuracy(int argc, char **argv)
         part_text("Block frequencies", "cycle samples", &acc.blocks);
         putchar('\n');
         part_text("Edge frequencies", "executions", &acc.edges);
+        const est_accuracy_branches *br = &acc.branches;
+        printf("\nTwo-way branches whose hotter side the estimate names\n"
+               "  %.1f%% of the weight (true executions of the hotter side beyond the other's), "
+               "%" PRIu64 " of %" PRIu64 " branches wrong\n",
+               br->weight > 0 ? 100 * br->named / br->weight : 0, br->wrong, br->count);
         if (truthpath)
             culprits_text(&ca);
-        if (nworst)
+        if (nworst) {
             worst_blocks(a, truth, (size_t)nworst);
+            worst_branches(a, truth, (size_t)nworst);
+        }
         if (pm && !profileme(&sel, a, truth, false))
             rc = 1;
         if (pmtruth && !pm_paths(&sel, a, pmtruth, pm_min, false))
