@@ -185,9 +185,10 @@ static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *
         if (!c3_merge(pi, ce, m, ran, nran, cache_bytes))
             goto oom;
     } else
-        /* By falling weight, down to call sites that never ran: since
-         * cf338f5 those join groups too (the earlier loop stopped at them);
-         * every figure since was measured so. */
+        /* By falling weight, down to call sites that never ran: a call
+         * between two hot procedures that the training never took still
+         * ties them; stopping at those lost on the held-out inputs of
+         * speedtest1 and lua (docs/notes/optimizer-baselines.md). */
         for (size_t k = 0; k < m; k++)
             merge_groups(pi, pi[ce[k].a].grp, pi[ce[k].b].grp);
     size_t ng = 0;
