@@ -227,6 +227,7 @@ bool plan_parse(const char *text, size_t len, const char *name, plan *out,
     bool have_header = false, ok = true;
     plan_proc *cur = NULL;
     bool seen_split = false;
+    uint32_t offset_line = 0;       /* where cold-offset was given */
     char buf[512];
     size_t pos = 0;
     while (ok && pos < len) {
@@ -291,6 +292,16 @@ bool plan_parse(const char *text, size_t len, const char *name, plan *out,
                 ok = fail(&r, "cold-align %u must be a power of two from 4 to 65536", v);
             else
                 out->cold_align = v;
+        } else if (!strcmp(d, "cold-offset")) {
+            uint32_t v = 0;
+            if (ntok != 2)
+                ok = fail(&r, "cold-offset takes one number");
+            else if ((ok = parse_uint(&r, tok[1], 65535, &v)) && (v & 3))
+                ok = fail(&r, "cold-offset %u is not a multiple of 4", v);
+            else {
+                out->cold_offset = v;
+                offset_line = r.line;
+            }
         } else if (!strcmp(d, "proc")) {
             if (ntok < 2)
                 ok = fail(&r, "proc takes an address");
@@ -373,6 +384,10 @@ bool plan_parse(const char *text, size_t len, const char *name, plan *out,
         r.line = 1;
         ok = fail(&r, "empty plan: a plan starts with 'cpo-layout %d'", PLAN_VERSION);
     }
+    if (ok && out->cold_offset >= out->cold_align) {
+        r.line = offset_line;
+        ok = fail(&r, "cold-offset %u is not below cold-align %u", out->cold_offset, out->cold_align);
+    }
     free(r.seen.e);
     if (!ok) {
         plan_free(out);
@@ -425,6 +440,8 @@ bool plan_write(FILE *f, const plan *pl)
         fprintf(f, "build-id %s\n", pl->build_id);
     if (pl->cold_align != 16)
         fprintf(f, "cold-align %u\n", pl->cold_align);
+    if (pl->cold_offset)
+        fprintf(f, "cold-offset %u\n", pl->cold_offset);
     for (size_t i = 0; i < pl->npins; i++)
         fprintf(f, "pin 0x%llx\n", (unsigned long long)pl->pins[i].addr);
     for (size_t i = 0; i < pl->nprocs; i++) {

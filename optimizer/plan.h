@@ -49,6 +49,8 @@ typedef struct plan_hint {
 typedef struct plan {
     char build_id[129];      /* lowercase hex, "" when not given */
     uint32_t cold_align;     /* alignment of the cold area (default 16) */
+    uint32_t cold_offset;    /* the cold area starts this far past a multiple
+                                of cold_align (below it; default 0) */
     size_t nprocs;   plan_proc *procs;     /* output order */
     size_t ninverts; plan_addr *inverts;
     size_t npins;    plan_addr *pins;      /* procedures to leave in place */

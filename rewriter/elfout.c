@@ -21,6 +21,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -156,6 +157,11 @@ typedef struct elfw {
     size_t notesz;
     uint64_t segsz, aend, off, note_off, names_off;
     uint64_t memsz;              /* the new segment's, with the zero pages */
+    /* The symbol table and its strings with the cold parts' symbols added
+     * (cold_symbols); symsec 0: unchanged. */
+    size_t symsec, strsec;
+    uint8_t *sym, *str;
+    uint64_t symsz, strsz;
 } elfw;
 
 /* The input's program headers with PHDR and the unwind table's moved, the
@@ -194,9 +200,8 @@ static void program_headers(const rw_ctx *cx, elfw *w)
                                    cx->ehhdr_size, 4 };
 }
 
-/* Sections not loaded move after the new segment, in file order; aend is
- * where the loaded part of the input ends. */
-static void move_unloaded(const rw_ctx *cx, elfw *w)
+/* Where the loaded part of the input ends. */
+static void loaded_end(const rw_ctx *cx, elfw *w)
 {
     const image *img = cx->img;
     w->aend = 0;
@@ -207,12 +212,76 @@ static void move_unloaded(const rw_ctx *cx, elfw *w)
         if ((w->oshdr[i].sh_flags & SHF_ALLOC) && w->oshdr[i].sh_type != SHT_NOBITS &&
             w->oshdr[i].sh_offset + w->oshdr[i].sh_size > w->aend)
             w->aend = w->oshdr[i].sh_offset + w->oshdr[i].sh_size;
+}
+
+static bool moves(const elfw *w, size_t i)
+{
+    const Elf64_Shdr *sh = &w->oshdr[i];
+    return i && !(sh->sh_flags & SHF_ALLOC) && sh->sh_type != SHT_NOBITS && sh->sh_offset >= w->aend &&
+           i != w->eh.e_shstrndx;
+}
+
+/* A symbol NAME.cold for the cold part of each procedure split in two (as
+ * gcc names its own), so that profiles of the new image name the procedure
+ * there rather than whatever symbol came before it.  They go at the end of
+ * the table, after its globals, so they are global too (hidden: nothing
+ * links against an executable's .symtab).  Only when the table and its
+ * strings move after the new segment anyway; false when memory runs out. */
+static bool cold_symbols(const rw_ctx *cx, elfw *w, uint16_t text_shndx)
+{
+    size_t ss = 0;
+    for (size_t i = 1; i < w->nsec && !ss; i++)
+        if (w->oshdr[i].sh_type == SHT_SYMTAB)
+            ss = i;
+    if (!ss || w->oshdr[ss].sh_link >= w->nsec || !moves(w, ss) || !moves(w, w->oshdr[ss].sh_link) ||
+        w->oshdr[ss].sh_entsize != sizeof(Elf64_Sym))
+        return true;
+    size_t st = w->oshdr[ss].sh_link, n = 0, names = 0;
+    const cfg_program *prog = cx->prog;
+    for (size_t k = 0; k < prog->nprocs; k++)
+        if (cx->procs[k].hot_n && cx->procs[k].cold_n && prog->procs[k].name &&
+            !(prog->procs[k].flags & CFG_PF_NOSYM)) {
+            n++;
+            names += strlen(prog->procs[k].name) + sizeof ".cold";
+        }
+    if (!n)
+        return true;
+    uint64_t osym = w->oshdr[ss].sh_size, ostr = w->oshdr[st].sh_size;
+    w->sym = malloc(osym + n * sizeof(Elf64_Sym));
+    w->str = malloc(ostr + names);
+    if (!w->sym || !w->str)
+        return false;
+    memcpy(w->sym, cx->out + w->oshdr[ss].sh_offset, osym);
+    memcpy(w->str, cx->out + w->oshdr[st].sh_offset, ostr);
+    w->symsz = osym;
+    w->strsz = ostr;
+    for (size_t k = 0; k < prog->nprocs; k++) {
+        const rw_proc *p = &cx->procs[k];
+        if (!p->hot_n || !p->cold_n || !prog->procs[k].name || (prog->procs[k].flags & CFG_PF_NOSYM))
+            continue;
+        Elf64_Sym sym = { (uint32_t)w->strsz, ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), STV_HIDDEN, text_shndx,
+                          p->cold_start, p->cold_end - p->cold_start };
+        memcpy(w->sym + w->symsz, &sym, sizeof sym);
+        w->symsz += sizeof sym;
+        w->strsz += (uint64_t)sprintf((char *)w->str + w->strsz, "%s.cold", prog->procs[k].name) + 1;
+    }
+    w->symsec = ss;
+    w->strsec = st;
+    return true;
+}
+
+/* Sections not loaded move after the new segment, in file order. */
+static void move_unloaded(const rw_ctx *cx, elfw *w)
+{
     w->off = cx->seg_off + w->segsz;
     for (size_t i = 0; i < w->nsec; i++) {
         Elf64_Shdr *sh = &w->sh[i];
         *sh = w->oshdr[i];
-        if (i && !(sh->sh_flags & SHF_ALLOC) && sh->sh_type != SHT_NOBITS &&
-            sh->sh_offset >= w->aend && i != w->eh.e_shstrndx) {
+        if (w->symsec && i == w->symsec)
+            sh->sh_size = w->symsz;
+        else if (w->symsec && i == w->strsec)
+            sh->sh_size = w->strsz;
+        if (moves(w, i)) {
             w->off = align_up(w->off, sh->sh_addralign ? sh->sh_addralign : 1);
             sh->sh_offset = w->off;
             w->off += sh->sh_size;
@@ -303,9 +372,13 @@ static bool write_parts(const rw_ctx *cx, const elfw *w, int fd)
         ok = rw_pwrite_all(fd, cx->gxt, cx->gxt_size, cx->gxt_addr + at);
     if (ok && cx->ins)
         ok = rw_instr_write(cx, fd, at);
-    for (size_t i = 1; ok && i < w->nsec; i++)
+    for (size_t i = 1; ok && i < w->nsec; i++) {
+        const uint8_t *from = cx->out + w->oshdr[i].sh_offset;
+        if (w->symsec && (i == w->symsec || i == w->strsec))
+            from = i == w->symsec ? w->sym : w->str;
         if (w->sh[i].sh_offset != w->oshdr[i].sh_offset && i != w->eh.e_shstrndx)
-            ok = rw_pwrite_all(fd, cx->out + w->oshdr[i].sh_offset, w->sh[i].sh_size, w->sh[i].sh_offset);
+            ok = rw_pwrite_all(fd, from, w->sh[i].sh_size, w->sh[i].sh_offset);
+    }
     return ok && rw_pwrite_all(fd, w->note, w->notesz, w->note_off) &&
            rw_pwrite_all(fd, w->names.s, w->names.n, w->names_off) &&
            rw_pwrite_all(fd, w->sh, w->ns * sizeof *w->sh, w->eh.e_shoff) &&
@@ -366,6 +439,10 @@ bool rw_elf_write(rw_ctx *cx, const char *path)
     bool ok = w.ph && w.sh;
     if (ok) {
         program_headers(cx, &w);
+        loaded_end(cx, &w);
+        ok = cold_symbols(cx, &w, (uint16_t)w.nsec);
+    }
+    if (ok) {
         move_unloaded(cx, &w);
         new_sections(cx, &w);
         ok = note_and_names(cx, &w);
@@ -379,5 +456,7 @@ bool rw_elf_write(rw_ctx *cx, const char *path)
     free(w.names.s);
     free(w.note);
     free(w.amap);
+    free(w.sym);
+    free(w.str);
     return ok;
 }

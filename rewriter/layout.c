@@ -62,7 +62,9 @@ static bool proc_order(rw_ctx *cx, const cfg_proc *f, const plan_proc *pp,
             order[n++] = b;
         }
     }
-    bool has_split = pp && cold < pp->nblocks;
+    /* A split after the last listed block still sends the blocks the plan
+     * left out to the cold part (docs/layout-plan.md). */
+    bool has_split = pp && pp->split != PLAN_NOSPLIT;
     *split = has_split ? cold : nb;
     for (size_t b = 0; ok && b < nb; b++)
         if (pidx[b] == UINT32_MAX)
@@ -346,12 +348,17 @@ bool rw_layout(rw_ctx *cx)
     for (size_t i = 0; i < n; i++) {
         rw_item *it = &cx->items[i];
         uint32_t al = it->align ? it->align : 4;
+        uint64_t from = a;
         if (it->cold && first_cold) {
+            /* The cold area: the first address at cold_offset past a
+             * multiple of cold_align, then the block's own alignment. */
             first_cold = false;
-            if (cx->pl->cold_align > al)
-                al = cx->pl->cold_align;
+            uint64_t ca = cx->pl->cold_align, co = cx->pl->cold_offset;
+            from = (a & ~(ca - 1)) + co;
+            if (from < a)
+                from += ca;
         }
-        uint64_t na = (a + al - 1) & ~(uint64_t)(al - 1);
+        uint64_t na = (from + al - 1) & ~(uint64_t)(al - 1);
         it->pad = (uint32_t)(na - a);
         it->addr = na;
         a = na + it->size;

@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!plan_parse(buf, len, "again", &b, err, sizeof err))
         abort();
     if (a.nprocs != b.nprocs || a.ninverts != b.ninverts || a.nhints != b.nhints ||
-        a.npins != b.npins || a.cold_align != b.cold_align || strcmp(a.build_id, b.build_id))
+        a.npins != b.npins || a.cold_align != b.cold_align || a.cold_offset != b.cold_offset || strcmp(a.build_id, b.build_id))
         abort();
     for (size_t i = 0; i < a.nprocs; i++) {
         if (a.procs[i].addr != b.procs[i].addr || a.procs[i].nblocks != b.procs[i].nblocks ||

@@ -24,6 +24,7 @@ static const char good_plan[] =
     "cpo-layout 1\n"
     "build-id 0123abcd\n"
     "cold-align 64\n"
+    "cold-offset 48\n"
     "pin 0x120000700\n"
     "proc 0x120000490 align 32\n"
     "block 0x120000490\n"
@@ -45,6 +46,7 @@ Test(plan, parse_good)
     cr_assert(plan_parse(good_plan, strlen(good_plan), "p", &pl, err, sizeof err), "%s", err);
     cr_assert_str_eq(pl.build_id, "0123abcd");
     cr_assert_eq(pl.cold_align, 64);
+    cr_assert_eq(pl.cold_offset, 48);
     cr_assert_eq(pl.nprocs, 3);
     cr_assert_eq(pl.procs[0].addr, 0x120000490);
     cr_assert_eq(pl.procs[0].align, 32);
@@ -52,7 +54,7 @@ Test(plan, parse_good)
     cr_assert_eq(pl.procs[0].split, 2);
     cr_assert_eq(plan_cold_start(&pl.procs[0]), 2);
     cr_assert_eq(pl.procs[0].blocks[1].align, 16);
-    cr_assert_eq(pl.procs[0].blocks[1].line, 8);
+    cr_assert_eq(pl.procs[0].blocks[1].line, 9);
     cr_assert_eq(pl.procs[1].nblocks, 0);
     cr_assert_eq(plan_cold_start(&pl.procs[1]), 0);
     cr_assert_eq(pl.procs[2].split, 0, "a split before the entry: wholly cold");
@@ -92,6 +94,7 @@ Test(plan, write_then_read_is_the_same)
     cr_assert_eq(a.nhints, b.nhints);
     cr_assert_eq(a.npins, b.npins);
     cr_assert_eq(a.cold_align, b.cold_align);
+    cr_assert_eq(a.cold_offset, b.cold_offset);
     cr_assert_str_eq(a.build_id, b.build_id);
     free(buf);
     plan_free(&a);
@@ -117,6 +120,8 @@ static const struct { const char *text, *where, *what; } bad_plans[] = {
     { "cpo-layout 1\ninvert 0x10\ninvert 0x10\n", "p:3:", "already given" },
     { "cpo-layout 1\nhint 0x10\n", "p:2:", "target" },
     { "cpo-layout 1\ncold-align 3\n", "p:2:", "power of two" },
+    { "cpo-layout 1\ncold-offset 6\n", "p:2:", "multiple of 4" },
+    { "cpo-layout 1\ncold-offset 16\ncold-align 16\n", "p:2:", "not below cold-align" },
     { "cpo-layout 1\nbuild-id XYZ\n", "p:2:", "hex" },
     { "cpo-layout 1\nproc 0x10\nbuild-id 00\n", "p:3:", "before the procedures" },
     { "cpo-layout 1\nproc 0x1234567890abcdef0\n", "p:2:", "not an address" },
@@ -531,6 +536,59 @@ Test(rewrite, invert_and_hint_from_the_plan)
     unlink(out);
     free(out);
     plan_free(&pl);
+    cfg_free(p);
+    image_close(img);
+}
+
+/* cold-align and cold-offset place the cold area's first block at that
+ * offset past a multiple of the alignment, and the cold part gets a symbol
+ * of its own. */
+Test(rewrite, cold_area_at_its_offset)
+{
+    char in[512];
+    program_path("intloop-dyn", in, sizeof in);
+    image_error ie;
+    image *img = image_open(in, &ie);
+    char err[512];
+    cfg_program *p = cfg_build(img, err, sizeof err);
+    cr_assert_not_null(p, "%s", err);
+    const cfg_proc *f = NULL;      /* one whose entry block may end the hot part */
+    for (size_t i = 0; i < p->nprocs && !f; i++)
+        if (p->procs[i].nblocks >= 2 && !(p->procs[i].flags & CFG_PF_MISSING) &&
+            p->procs[i].name && p->procs[i].name[0] != '_' &&
+            !(p->procs[i].blocks[0].flags & CFG_BF_LINKS))
+            f = &p->procs[i];
+    cr_assert_not_null(f);
+    for (uint32_t off = 0; off < 8192; off += 0x1a40) {
+        plan pl;
+        plan_init(&pl);
+        pl.name = "t";
+        pl.cold_align = 8192;
+        pl.cold_offset = off;
+        plan_proc *pp = plan_add_proc(&pl, f->start, 0);
+        cr_assert(pp && plan_add_block(pp, f->blocks[0].start, 0));
+        plan_set_split(pp);
+        rw_stats st;
+        char *out = rewrite("intloop-dyn", &pl, false, &st);
+        verify_clean("intloop-dyn", out);
+        image *neu = image_open(out, &ie);
+        addrmap m;
+        cr_assert(addrmap_read(neu, &m, err, sizeof err));
+        uint64_t cold = addrmap_forward(&m, f->blocks[1].start);
+        cr_assert_eq(cold % 8192, off, "cold area at 0x%llx, not at offset %u (%s, %zu moved)",
+                     (unsigned long long)cold, off, f->name, st.moved);
+        /* Profiles of the new image name the cold part after its procedure. */
+        char want[256];
+        snprintf(want, sizeof want, "%s.cold", f->name);
+        const image_symbol *cs = image_function_at(neu, cold);
+        cr_assert(cs && !strcmp(cs->name, want) && cs->value == cold && cs->size > 0,
+                  "the cold part's symbol: %s", cs ? cs->name : "none");
+        addrmap_free(&m);
+        image_close(neu);
+        unlink(out);
+        free(out);
+        plan_free(&pl);
+    }
     cfg_free(p);
     image_close(img);
 }
