@@ -307,6 +307,19 @@ static char *rewrite(const char *name, plan *pl, bool check, rw_stats *st)
     return out;
 }
 
+/* A test program's image and CFG (cfg_free, image_close). */
+static cfg_program *program_cfg(const char *name, image **img)
+{
+    char in[512], err[512];
+    program_path(name, in, sizeof in);
+    image_error ie;
+    *img = image_open(in, &ie);
+    cr_assert_not_null(*img, "%s", ie.msg);
+    cfg_program *p = cfg_build(*img, err, sizeof err);
+    cr_assert_not_null(p, "%s", err);
+    return p;
+}
+
 static rw_verify_stats verify_clean(const char *name, const char *out)
 {
     char in[512];
@@ -483,13 +496,10 @@ Test(rewrite, plan_errors_name_the_line)
 
 Test(rewrite, invert_and_hint_from_the_plan)
 {
-    char in[512];
-    program_path("indjump-dyn", in, sizeof in);
+    image *img;
+    cfg_program *p = program_cfg("indjump-dyn", &img);
     image_error ie;
-    image *img = image_open(in, &ie);
     char err[512];
-    cfg_program *p = cfg_build(img, err, sizeof err);
-    cr_assert_not_null(p, "%s", err);
     /* A conditional branch ending a block, and a jsr, anywhere. */
     uint64_t br = 0, jsr = 0, target = 0;
     for (size_t i = 0; i < p->nprocs && (!br || !jsr); i++) {
@@ -545,13 +555,10 @@ Test(rewrite, invert_and_hint_from_the_plan)
  * of its own. */
 Test(rewrite, cold_area_at_its_offset)
 {
-    char in[512];
-    program_path("intloop-dyn", in, sizeof in);
+    image *img;
+    cfg_program *p = program_cfg("intloop-dyn", &img);
     image_error ie;
-    image *img = image_open(in, &ie);
     char err[512];
-    cfg_program *p = cfg_build(img, err, sizeof err);
-    cr_assert_not_null(p, "%s", err);
     const cfg_proc *f = NULL;      /* one whose entry block may end the hot part */
     for (size_t i = 0; i < p->nprocs && !f; i++)
         if (p->procs[i].nblocks >= 2 && !(p->procs[i].flags & CFG_PF_MISSING) &&
