@@ -213,8 +213,21 @@ done:
     return ok;
 }
 
-/* Align a hot loop head to the fetch block where no path falls into the
- * padding: the block before it in the layout has no edge to it. */
+/* A target of a resolved jump table: entered by a taken jump every time. */
+static bool table_target(const cfg_proc *p, const cfg_block *B)
+{
+    for (uint32_t k = 0; k < B->nin; k++) {
+        const cfg_edge *E = &p->edges[p->in_edges[B->first_in + k]];
+        if (E->from < p->nblocks && (p->blocks[E->from].flags & CFG_BF_TABLE))
+            return true;
+    }
+    return false;
+}
+
+/* Align to the fetch block the hot blocks that are entered by a taken
+ * branch or jump, so that its first fetch brings a whole block of them:
+ * hot loop heads and hot jump-table targets.  Only where no path falls
+ * into the padding: the block before in the layout has no edge to it. */
 void opt_align_proc(const cfg_proc *p, const est_proc_freq *fp, const ev5_params *ev5,
                     opt_proc_layout *L, double proc_max)
 {
@@ -222,8 +235,9 @@ void opt_align_proc(const cfg_proc *p, const est_proc_freq *fp, const ev5_params
     for (size_t i = 1; i < hot; i++) {
         uint32_t b = L->order[i], prev = L->order[i - 1];
         const cfg_block *B = &p->blocks[b];
-        if (B->loop == CFG_NONE || p->loops[B->loop].header != b ||
-            fp->block[b] < proc_max / 4 || fp->block[b] < 1000 ||
+        bool head = B->loop != CFG_NONE && p->loops[B->loop].header == b, table = table_target(p, B);
+        double share = table ? OPT_ALIGN_TABLE_SHARE : OPT_ALIGN_LOOP_SHARE;
+        if (!(head || table) || fp->block[b] < proc_max * share || fp->block[b] < 1000 ||
             (b && (p->blocks[b - 1].flags & CFG_BF_LINKS)))
             continue;
         bool falls = false;

@@ -12,6 +12,11 @@
 /* A chain is warm when its hottest block runs less than this share of the
  * procedure's hottest block: placed after the hot chains, by heat. */
 #define OPT_WARM_SHARE (1.0 / 512)
+/* Fetch-block alignment of a hot loop head: it runs at least this share of
+ * its procedure's hottest block; of a jump table's target (an
+ * interpreter's handler, each one a share of the dispatches): this. */
+#define OPT_ALIGN_LOOP_SHARE (1.0 / 4)
+#define OPT_ALIGN_TABLE_SHARE (1.0 / 64)
 
 /* One procedure's block order: order[0..split) hot, order[split..n) cold
  * (split PLAN_NOSPLIT: nothing cold); align[i] for order[i], 0: none. */

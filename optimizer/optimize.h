@@ -8,7 +8,8 @@
  *   - a hot/cold split of blocks that never ran, where the estimate is sure;
  *   - procedure order by call affinity, hot parts packed together so the
  *     code that runs together spans as few cache lines as it can;
- *   - alignment of hot loop heads where the padding is not executed.
+ *   - alignment of hot loop heads and jump-table targets where the padding
+ *     is not executed.
  * It predicts the cycles the plan saves with a cost model of the same EV5
  * parameters the machine uses, and records per procedure what it did and why
  * (opt_report).  docs/optimizer.md tells the whole story.

@@ -2,8 +2,8 @@
  * The optimizer's passes on hand-made CFGs and frequencies: chains turn the
  * hot edges into fall-throughs, glue holds, the split sends what never ran
  * by the estimate (whatever its confidence) to the cold area and nothing
- * that ran, hot loop heads are aligned
- * only where no path runs the padding, and the cost model counts bubbles.
+ * that ran, hot loop heads and jump-table targets are aligned only where no
+ * path runs the padding, and the cost model counts bubbles.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -247,6 +247,44 @@ Test(optimizer, loop_heads_aligned_only_where_no_path_runs_the_padding)
     L.split = PLAN_NOSPLIT;
     opt_align_proc(&f.p, &f.fp, &ev5, &L, 100000);
     cr_assert_eq(L.align[1], ev5.fetch_block);
+    layout_free(&L);
+}
+
+Test(optimizer, hot_jump_table_targets_aligned)
+{
+    /* 0 dispatches through a table to 1, 2 and 3, each of which jumps back:
+     * an interpreter's loop.  1 and 2 run often, 3 under 1/64 as often as
+     * the dispatch. */
+    fixture f;
+    init(&f, 4);
+    f.b[0].flags |= CFG_BF_TABLE;
+    f.bf[0] = 100000, f.bf[1] = 60000, f.bf[2] = 39000, f.bf[3] = 1000;
+    edge(&f, 0, 1, CFG_EDGE_TABLE, 60000);
+    edge(&f, 0, 2, CFG_EDGE_TABLE, 39000);
+    edge(&f, 0, 3, CFG_EDGE_TABLE, 1000);
+    edge(&f, 1, 0, CFG_EDGE_TAKEN, 60000);
+    edge(&f, 2, 0, CFG_EDGE_TAKEN, 39000);
+    edge(&f, 3, 0, CFG_EDGE_TAKEN, 1000);
+    finish(&f);
+    ev5_params ev5;
+    ev5_defaults(&ev5);
+    uint32_t order[] = { 0, 3, 1, 2 };
+    opt_proc_layout L = { .n = 4, .split = PLAN_NOSPLIT };
+    L.order = malloc(sizeof order);
+    L.align = calloc(4, sizeof *L.align);
+    memcpy(L.order, order, sizeof order);
+    opt_align_proc(&f.p, &f.fp, &ev5, &L, 100000);
+    cr_assert_eq(L.align[1], 0, "3 runs too rarely to pay for padding");
+    cr_assert_eq(L.align[2], ev5.fetch_block, "1 is entered by the jump alone");
+    cr_assert_eq(L.align[3], ev5.fetch_block);
+    /* Laid out right after the dispatch, a target is not aligned: the rule
+     * stays the loop heads' (no edge from the block before). */
+    uint32_t order2[] = { 0, 1, 2, 3 };
+    memcpy(L.order, order2, sizeof order2);
+    memset(L.align, 0, 4 * sizeof *L.align);
+    opt_align_proc(&f.p, &f.fp, &ev5, &L, 100000);
+    cr_assert_eq(L.align[1], 0);
+    cr_assert_eq(L.align[2], ev5.fetch_block);
     layout_free(&L);
 }
 
