@@ -98,7 +98,8 @@ static void worst_blocks(const est_analysis *a, const est_freq *truth, size_t li
             w[n++] = (worst){ s * (err < 0 ? -err : err), e, t, s, p, b };
         }
     }
-    qsort(w, n, sizeof *w, by_score);
+    if (n)
+        qsort(w, n, sizeof *w, by_score);
     printf("\nBlocks furthest off (error times samples)\n");
     printf("  %-28s %-12s %10s %10s %7s %8s %-6s %s\n", "procedure", "block", "estimate", "exact",
            "error", "samples", "conf", "from");
@@ -152,7 +153,8 @@ static void worst_branches(const est_analysis *a, const est_freq *truth, size_t 
             w[n++] = (wrong_branch){ t->edge[x] - t->edge[y], p, b, x, y };
         }
     }
-    qsort(w, n, sizeof *w, by_branch_score);
+    if (n)
+        qsort(w, n, sizeof *w, by_branch_score);
     printf("\nBranches whose hotter side the estimate gets wrong (by true executions beyond the other side's)\n");
     printf("  %-28s %-12s %-12s %12s %12s %12s %12s\n", "procedure", "block", "hotter to", "exact",
            "estimate", "other exact", "estimate");
