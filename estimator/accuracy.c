@@ -29,23 +29,32 @@ static void add(est_accuracy_part *p, double est, double truth, double w, uint8_
     }
 }
 
-/* Blocks with two successors inside the procedure: does the estimate name
- * the hotter one?  That is what a block order needs of it. */
+bool est_two_way(const cfg_proc *f, size_t b, const est_proc_freq *truth, uint32_t *hot, uint32_t *other)
+{
+    const cfg_block *B = &f->blocks[b];
+    if (B->nout != 2)
+        return false;
+    uint32_t x = f->out_edges[B->first_out], y = f->out_edges[B->first_out + 1];
+    if (f->edges[x].to >= f->nblocks || f->edges[y].to >= f->nblocks || truth->edge[x] == truth->edge[y])
+        return false;
+    *hot = truth->edge[x] > truth->edge[y] ? x : y;
+    *other = *hot == x ? y : x;
+    return true;
+}
+
+/* Does the estimate name the hotter side of each two-way branch?  That is
+ * what a block order needs of it. */
 static void branches_of(const cfg_proc *f, const est_proc_freq *e, const est_proc_freq *t,
                         est_accuracy_branches *out)
 {
     for (size_t b = 0; b < f->nblocks; b++) {
-        const cfg_block *B = &f->blocks[b];
-        if (B->nout != 2)
+        uint32_t hot, other;
+        if (!est_two_way(f, b, t, &hot, &other))
             continue;
-        uint32_t x = f->out_edges[B->first_out], y = f->out_edges[B->first_out + 1];
-        if (f->edges[x].to >= f->nblocks || f->edges[y].to >= f->nblocks || t->edge[x] == t->edge[y])
-            continue;
-        double w = fabs(t->edge[x] - t->edge[y]);
-        bool right = (t->edge[x] > t->edge[y]) == (e->edge[x] > e->edge[y]);
+        double w = t->edge[hot] - t->edge[other];
         out->weight += w;
         out->count++;
-        if (right)
+        if (e->edge[hot] > e->edge[other])
             out->named += w;
         else
             out->wrong++;

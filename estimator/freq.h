@@ -160,6 +160,9 @@ typedef struct est_accuracy {
     est_accuracy_part blocks, edges;
     est_accuracy_branches branches;
 } est_accuracy;
+/* Block b of f ends in a two-way branch whose sides both stay in f and ran
+ * unequally by truth: its hotter side's edge in *hot, the other in *other. */
+bool est_two_way(const cfg_proc *f, size_t b, const est_proc_freq *truth, uint32_t *hot, uint32_t *other);
 /* est and truth are of the same cfg; sched gives the blocks' samples. */
 void est_accuracy_of(const est_freq *est, const est_sched *sched, const est_freq *truth,
                      est_accuracy *out);

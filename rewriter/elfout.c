@@ -221,6 +221,13 @@ static bool moves(const elfw *w, size_t i)
            i != w->eh.e_shstrndx;
 }
 
+/* The name of procedure k if it gets a cold symbol: split in two, named. */
+static const char *cold_name(const rw_ctx *cx, size_t k)
+{
+    const cfg_proc *f = &cx->prog->procs[k];
+    return cx->procs[k].hot_n && cx->procs[k].cold_n && f->name && !(f->flags & CFG_PF_NOSYM) ? f->name : NULL;
+}
+
 /* A symbol NAME.cold for the cold part of each procedure split in two (as
  * gcc names its own), so that profiles of the new image name the procedure
  * there rather than whatever symbol came before it.  They go at the end of
@@ -239,10 +246,9 @@ static bool cold_symbols(const rw_ctx *cx, elfw *w, uint16_t text_shndx)
     size_t st = w->oshdr[ss].sh_link, n = 0, names = 0;
     const cfg_program *prog = cx->prog;
     for (size_t k = 0; k < prog->nprocs; k++)
-        if (cx->procs[k].hot_n && cx->procs[k].cold_n && prog->procs[k].name &&
-            !(prog->procs[k].flags & CFG_PF_NOSYM)) {
+        if (cold_name(cx, k)) {
             n++;
-            names += strlen(prog->procs[k].name) + sizeof ".cold";
+            names += strlen(cold_name(cx, k)) + sizeof ".cold";
         }
     if (!n)
         return true;
@@ -257,13 +263,14 @@ static bool cold_symbols(const rw_ctx *cx, elfw *w, uint16_t text_shndx)
     w->strsz = ostr;
     for (size_t k = 0; k < prog->nprocs; k++) {
         const rw_proc *p = &cx->procs[k];
-        if (!p->hot_n || !p->cold_n || !prog->procs[k].name || (prog->procs[k].flags & CFG_PF_NOSYM))
+        const char *name = cold_name(cx, k);
+        if (!name)
             continue;
         Elf64_Sym sym = { (uint32_t)w->strsz, ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), STV_HIDDEN, text_shndx,
                           p->cold_start, p->cold_end - p->cold_start };
         memcpy(w->sym + w->symsz, &sym, sizeof sym);
         w->symsz += sizeof sym;
-        w->strsz += (uint64_t)sprintf((char *)w->str + w->strsz, "%s.cold", prog->procs[k].name) + 1;
+        w->strsz += (uint64_t)sprintf((char *)w->str + w->strsz, "%s.cold", name) + 1;
     }
     w->symsec = ss;
     w->strsec = st;

@@ -132,17 +132,8 @@ static void worst_branches(const est_analysis *a, const est_freq *truth, size_t 
         const cfg_proc *f = &a->cfg->procs[p];
         const est_proc_freq *e = &a->freq->procs[p], *t = &truth->procs[p];
         for (size_t b = 0; b < f->nblocks; b++) {
-            const cfg_block *B = &f->blocks[b];
-            if (B->nout != 2)
-                continue;
-            uint32_t x = f->out_edges[B->first_out], y = f->out_edges[B->first_out + 1];
-            if (t->edge[x] < t->edge[y]) {
-                uint32_t z = x;
-                x = y;
-                y = z;
-            }
-            if (f->edges[x].to >= f->nblocks || f->edges[y].to >= f->nblocks || t->edge[x] == t->edge[y] ||
-                e->edge[x] > e->edge[y])
+            uint32_t x, y;
+            if (!est_two_way(f, b, t, &x, &y) || e->edge[x] > e->edge[y])
                 continue;
             if (n == cap) {
                 wrong_branch *nw = realloc(w, (cap = cap ? 2 * cap : 256) * sizeof *nw);

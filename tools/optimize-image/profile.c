@@ -255,9 +255,10 @@ bool oi_profile_exact(const cfg_program *cfg, const char *const *files, size_t n
             self = rewritten_copy(cfg, ex);
         est_freq *f = est_freq_from_exact(cfg, ex, err, errlen);
         bool ok = f && self;
-        if (ok)
+        if (ok) {
             est_freq_add(out->freq, f);
-        ok = ok && add_jumps(ex, self, &out->jumps, &out->njumps, &cap);
+            ok = add_jumps(ex, self, &out->jumps, &out->njumps, &cap);
+        }
         for (size_t k = 0; ok && k < ex->nimages; k++) {
             const profdb_exact_image *im = &ex->images[k];
             if (im == self || !strcmp(im->path, "-"))
