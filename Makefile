@@ -124,6 +124,8 @@ fuzz_rooms_fuzz_addrmap := alpha image cfg optimizer rewriter
 fuzz_rooms_fuzz_cfg := alpha image cfg
 # the path and CCT formats, without the tracker's rooms
 fuzz_extra_fuzz_paths := paths/pathprof.c paths/cct.c paths/lines.c paths/grow.c
+# the undo record alone
+fuzz_extra_fuzz_undo := rewriter/undo.c
 # the service's parsers, without the rooms the rest of it needs
 fuzz_extra_fuzz_serve := service/config.c service/store.c service/util.c
 fuzz_rooms = $(or $(fuzz_rooms_$(1)),$(fuzz_rooms_default)) common

@@ -29,6 +29,7 @@
 
 #include "common/outfile.h"
 #include "rewriter/internal.h"
+#include "rewriter/undo.h"
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -153,9 +154,9 @@ typedef struct elfw {
     Elf64_Phdr *ph;
     Elf64_Shdr *sh;
     strtab names;
-    uint8_t *note, *amap;
-    size_t notesz;
-    uint64_t segsz, aend, off, note_off, names_off;
+    uint8_t *note, *amap, *undo;
+    size_t notesz, undosz;
+    uint64_t segsz, aend, off, note_off, undo_off, names_off;
     uint64_t memsz;              /* the new segment's, with the zero pages */
     /* The symbol table and its strings with the cold parts' symbols added
      * (cold_symbols); symsec 0: unchanged. */
@@ -216,9 +217,7 @@ static void loaded_end(const rw_ctx *cx, elfw *w)
 
 static bool moves(const elfw *w, size_t i)
 {
-    const Elf64_Shdr *sh = &w->oshdr[i];
-    return i && !(sh->sh_flags & SHF_ALLOC) && sh->sh_type != SHT_NOBITS && sh->sh_offset >= w->aend &&
-           i != w->eh.e_shstrndx;
+    return undo_section_moves(&w->oshdr[i], i, w->aend, w->eh.e_shstrndx);
 }
 
 /* The name of procedure k if it gets a cold symbol: split in two, named. */
@@ -330,8 +329,8 @@ static void new_sections(const rw_ctx *cx, elfw *w)
                                        0, 8, 0 };
 }
 
-/* The address map as one note section, then the section names and where
- * the section headers go. */
+/* The address map as one note section, the undo record (undo.c), then the
+ * section names and where the section headers go. */
 static bool note_and_names(rw_ctx *cx, elfw *w)
 {
     size_t amsz;
@@ -350,6 +349,13 @@ static bool note_and_names(rw_ctx *cx, elfw *w)
     w->sh[w->ns++] = (Elf64_Shdr){ str_add(&w->names, ADDRMAP_SECTION), SHT_NOTE, 0, 0, w->note_off,
                                    w->notesz, 0, 0, 4, 0 };
     w->off += w->notesz;
+    if (!(w->undo = undo_encode(cx->img->file, cx->out, cx->img->file_size, w->aend, &w->undosz)))
+        return false;
+    w->off = align_up(w->off, 8);
+    w->undo_off = w->off;
+    w->sh[w->ns++] = (Elf64_Shdr){ str_add(&w->names, UNDO_SECTION), SHT_PROGBITS, 0, 0, w->undo_off,
+                                   w->undosz, 0, 0, 8, 0 };
+    w->off += w->undosz;
     uint32_t shstr_name = str_add(&w->names, ".shstrtab");
     if (!w->names.s || shstr_name == UINT32_MAX)
         return false;
@@ -387,6 +393,7 @@ static bool write_parts(const rw_ctx *cx, const elfw *w, int fd)
             ok = rw_pwrite_all(fd, from, w->sh[i].sh_size, w->sh[i].sh_offset);
     }
     return ok && rw_pwrite_all(fd, w->note, w->notesz, w->note_off) &&
+           rw_pwrite_all(fd, w->undo, w->undosz, w->undo_off) &&
            rw_pwrite_all(fd, w->names.s, w->names.n, w->names_off) &&
            rw_pwrite_all(fd, w->sh, w->ns * sizeof *w->sh, w->eh.e_shoff) &&
            rw_pwrite_all(fd, &w->eh, sizeof w->eh, 0);
@@ -442,7 +449,7 @@ bool rw_elf_write(rw_ctx *cx, const char *path)
     cx->st->seg_size = w.segsz;
 
     w.ph = calloc(cx->phnum, sizeof *w.ph);
-    w.sh = calloc(w.nsec + 5, sizeof *w.sh);
+    w.sh = calloc(w.nsec + 6, sizeof *w.sh);
     bool ok = w.ph && w.sh;
     if (ok) {
         program_headers(cx, &w);
@@ -463,6 +470,7 @@ bool rw_elf_write(rw_ctx *cx, const char *path)
     free(w.names.s);
     free(w.note);
     free(w.amap);
+    free(w.undo);
     free(w.sym);
     free(w.str);
     return ok;

@@ -112,6 +112,47 @@ for name in bytecode branchalt; do
     passed=$((passed + 1)); echo "$name round 2 through the map: $p2"
   else fail "$name round 2: '$p2', round 1: '$p1'"; fi
   run "$name" "$tmp/$name.r2" "round 2, axp" "$AXP" run --
+  # The optimized binary itself as the input: its original comes back from
+  # its undo record byte for byte, so the same counts make the same image.
+  if "$CPO" addrmap "$opt1" --original "$tmp/$name.back" >/dev/null && cmp -s "$orig" "$tmp/$name.back"; then
+    passed=$((passed + 1)); echo "$name: original recovered from the optimized binary"
+  else fail "$name: original not recovered from $opt1"; fi
+  if "$OPT" "$opt1" --exact "$tmp/$name.x2" -o "$tmp/$name.r3" >"$tmp/$name.r3.log" 2>&1 &&
+     grep -q "a rewritten image; rewriting its original" "$tmp/$name.r3.log" &&
+     cmp -s "$tmp/$name.r2" "$tmp/$name.r3" &&
+     "$CPO" addrmap "$tmp/$name.r3" --verify "$orig" >/dev/null 2>&1; then
+    passed=$((passed + 1)); echo "$name: optimized binary optimized again, same as from the original"
+  else fail "$name: optimizing the optimized binary: $(tail -2 "$tmp/$name.r3.log")"; fi
+done
+
+# A damaged undo record, or none, is refused with a message; nothing is written.
+# damage IN OUT HOW: HOW=byte flips a byte in the middle of the record,
+# HOW=name renames the section so that the record is not found.
+damage() {
+  python3 - "$@" <<'PY'
+import struct, sys
+src, dst, how = sys.argv[1:]
+f = bytearray(open(src, 'rb').read())
+shoff, = struct.unpack_from('<Q', f, 40)
+shnum, shstrndx = struct.unpack_from('<HH', f, 60)
+names = struct.unpack_from('<IIQQQQ', f, shoff + 64 * shstrndx)[4]
+for i in range(shnum):
+    name, _, _, _, off, size = struct.unpack_from('<IIQQQQ', f, shoff + 64 * i)
+    if f[names + name:names + name + 10] == b'.cpo.undo\0':
+        if how == 'byte':
+            f[off + size // 2] ^= 0xff
+        else:
+            f[names + name + 5] = ord('x')
+open(dst, 'wb').write(f)
+PY
+}
+for how in byte name; do
+  damage "$tmp/bytecode.r1" "$tmp/damaged-$how" $how
+  "$OPT" "$tmp/damaged-$how" --exact "$tmp/bytecode.x2" -o "$tmp/x" 2>"$tmp/err"; rc=$?
+  case $how in byte) want="damaged\|checksum";; name) want="without an undo record";; esac
+  if [ $rc = 1 ] && grep -q "damaged-$how: .*\($want\)" "$tmp/err" && [ ! -e "$tmp/x" ]; then
+    passed=$((passed + 1)); echo "undo record $how: $(cat "$tmp/err")"
+  else fail "undo record $how: rc $rc, $(cat "$tmp/err")"; fi
 done
 
 # From samples: profile under cpod, optimize from the database (the
@@ -147,6 +188,33 @@ if [ -x "$CPOD" ]; then
     run "$name" "$tmp/$name.s" "from samples, axp" "$AXP" run --
     [ $run_qemu = 1 ] && run "$name" "$tmp/$name.s" "from samples, qemu" "$ROOT/scripts/qemu-run.sh"
   done
+  # Several databases: each one's estimate of the image, summed; one
+  # without samples of the image is left out with a warning.
+  db2=$tmp/db2
+  "$CPOD" --db "$db2" --flush 1h >/dev/null 2>&1
+  (cd "$tmp" && "$AXP" run --pmu cycles:1000 --collector "$db2" -- "$P/bytecode-dyn" \
+     $(cat tests/programs/bytecode.args 2>/dev/null) >/dev/null 2>&1)
+  "$CPO" quit --db "$db2" >/dev/null 2>&1
+  for l in "$db2"/.cpod/*/regions; do
+    r=$(readlink "$l") && case "$r" in /dev/shm/cpod-*) rm -rf "$r";; esac
+  done
+  insns() { sed -n 's/^predicted.* of \([0-9]*\) instructions.*/\1/p' "$1"; }
+  if "$OPT" "$P/bytecode-dyn" --db "$db2" --report "$tmp/b2.rep" -o "$tmp/b2" >/dev/null 2>"$tmp/err" &&
+     "$OPT" "$P/bytecode-dyn" --db "$db" --db "$db2" --report "$tmp/b12.rep" -o "$tmp/b12" >/dev/null 2>>"$tmp/err"; then
+    a=$(insns "$tmp/bytecode.srep") b=$(insns "$tmp/b2.rep") ab=$(insns "$tmp/b12.rep")
+    if [ -n "$a" ] && [ -n "$b" ] && [ -n "$ab" ] &&
+       awk -v a="$a" -v b="$b" -v ab="$ab" 'BEGIN { d = ab - a - b; exit !(d < 0.01 * ab && -d < 0.01 * ab) }'; then
+      passed=$((passed + 1)); echo "bytecode from two databases: $ab instructions estimated, $a + $b alone"
+    else fail "bytecode from two databases: $ab instructions estimated, $a + $b alone"; fi
+    run bytecode "$tmp/b12" "from two databases, axp" "$AXP" run --
+  else fail "bytecode from two databases: $(cat "$tmp/err")"; fi
+  if "$OPT" "$P/copyloop-dyn" --db "$db2" --db "$db" -o "$tmp/c12" >/dev/null 2>"$tmp/err" &&
+     grep -q "warning: $db2: no cycle samples of .*left out" "$tmp/err"; then
+    passed=$((passed + 1)); echo "a database without the image's samples: $(cat "$tmp/err")"
+  else fail "a database without the image's samples: $(cat "$tmp/err")"; fi
+  "$OPT" "$P/alu-dyn" --db "$db" --db "$db2" -o "$tmp/x" 2>"$tmp/err"; rc=$?
+  { [ $rc = 1 ] && grep -q "no cycle samples of .*every other database" "$tmp/err" && [ ! -e "$tmp/x" ]; } ||
+    fail "no database with samples of the image: rc $rc, $(cat "$tmp/err")"
   "$OPT" "$P/alu-dyn" --db "$db" -o "$tmp/x" 2>"$tmp/err"; rc=$?
   { [ $rc = 1 ] && grep -q "no cycle samples of" "$tmp/err" && [ ! -e "$tmp/x" ]; } ||
     fail "an image without samples: rc $rc, $(cat "$tmp/err")"

@@ -6,7 +6,8 @@
 # targets, GP pairs, code pointers, unwind rows); dynamic ones also run under
 # qemu-alpha, whose stdout and exit status must equal tests/programs/NAME.*;
 # static ones (which qemu-alpha 7.2 cannot start) run on axp instead, when
-# the original runs correctly there.  forkexec execs itself, which qemu-user
+# the original runs correctly there.  The original must come back from each
+# rewritten image's undo record byte for byte.  forkexec execs itself, which qemu-user
 # cannot do without binfmt_misc, so it is not run under qemu.  Prints, per
 # program, procedures moved, left in place and moved whole, with reasons.
 # Exit 77 when the programs are not built.
@@ -84,6 +85,11 @@ for src in tests/programs/*.c; do
       else
         passed=$((passed + 1))
       fi
+      # The undo record gives the original back, byte for byte.
+      if "$CPO" addrmap "$out" --original "$out.back" >/dev/null 2>"$out.err" && cmp -s "$orig" "$out.back"; then
+        passed=$((passed + 1))
+      else fail "$name-$kind plan $plan: original not recovered: $(cat "$out.err")"; fi
+      rm -f "$out.back"
       if [ $kind = dyn ] && [ $run_qemu = 1 ] && ! qemu_cannot_run "$name"; then
         run "$name" "$out" "plan $plan"
       elif [ $on_axp = 1 ]; then

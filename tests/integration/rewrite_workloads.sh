@@ -2,7 +2,8 @@
 # Rewrites the workloads (build/workloads/bin: lua, zstd, speedtest1, dash;
 # `make workloads`) with the identity plan and random plans of seeds 1-5, in
 # check mode, verifies every result against its original (`cpo addrmap
-# --verify`), and runs the dynamic ones exactly as workloads_qemu.sh runs the
+# --verify`) and recovers the original from it byte for byte (`cpo addrmap
+# --original`), and runs the dynamic ones exactly as workloads_qemu.sh runs the
 # originals (it is reused, pointed at a build tree holding the rewritten
 # binaries): lua scripts, zstd round trip, speedtest1 --size 5 --verify,
 # dash.  zstd's playTests.sh (about 2 minutes under qemu) runs for the plans
@@ -107,6 +108,10 @@ for plan in identity $SEEDS; do
       else
         fail "$w$v plan $plan: verify"; tail -25 "$out.verify"
       fi
+      if "$CPO" addrmap "$out" --original "$out.back" >/dev/null 2>"$out.err" && cmp -s "$orig" "$out.back"; then
+        passed=$((passed + 1))
+      else fail "$w$v plan $plan: original not recovered: $(cat "$out.err")"; fi
+      rm -f "$out.back"
       if [ -n "$v" ]; then
         case " $axp_ok " in
         *" $w "*)

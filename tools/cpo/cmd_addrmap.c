@@ -1,19 +1,24 @@
 /*
  * cpo addrmap IMAGE [ADDR...]
  * cpo addrmap IMAGE --verify ORIGINAL
+ * cpo addrmap IMAGE --original FILE
  *
  * For each ADDR of a rewritten image, the original address it came from:
  * "NEW ORIG KIND" with KIND one of code, branch (added by the rewriter),
  * pad (alignment), same (not moved).  Without ADDR, the whole map.
  * --verify checks the rewritten image against the image it came from
- * (rewriter/verify.c) and exits 1 on any mismatch.
+ * (rewriter/verify.c) and exits 1 on any mismatch.  --original writes the
+ * image it came from, recovered from its undo record (rewriter/undo.c).
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "common/outfile.h"
 #include "rewriter/addrmap.h"
+#include "rewriter/undo.h"
 #include "rewriter/verify.h"
 #include "tools/cpo/commands.h"
 
@@ -50,15 +55,58 @@ static int verify(const char *newpath, const char *origpath)
     return ok ? 0 : 1;
 }
 
+static int original(const char *path, const char *out)
+{
+    struct stat a, b;
+    if (stat(path, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+        fprintf(stderr, "cpo: %s: the output is the rewritten image itself; write to a new file\n", out);
+        return 2;
+    }
+    image_error ierr;
+    image *img = image_open(path, &ierr);
+    if (!img) {
+        fprintf(stderr, "cpo: %s\n", ierr.msg);
+        return 1;
+    }
+    char err[512];
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    outfile of;
+    bool ok = image_section_by_name(img, ADDRMAP_SECTION) != NULL;
+    if (!ok)
+        snprintf(err, sizeof err, "%s: not a rewritten image (it has no %s): nothing to recover", path,
+                 ADDRMAP_SECTION);
+    ok = ok && undo_recover(img, &buf, &size, err, sizeof err) &&
+              outfile_open(&of, out, 0755, err, sizeof err);
+    FILE *f = ok ? outfile_stream(&of) : NULL;
+    if (ok && (!f || fwrite(buf, 1, size, f) != size)) {
+        snprintf(err, sizeof err, "%s: cannot write", out);
+        outfile_abort(&of);
+        ok = false;
+    } else if (ok) {
+        ok = outfile_commit(&of, err, sizeof err);
+    }
+    if (ok)
+        printf("%s: its original, %zu bytes, written to %s\n", path, size, out);
+    else
+        fprintf(stderr, "cpo: %s\n", err);
+    free(buf);
+    image_close(img);
+    return ok ? 0 : 1;
+}
+
 int cmd_addrmap(int argc, char **argv)
 {
     if (argc < 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: cpo addrmap IMAGE [ADDR...] | cpo addrmap IMAGE --verify ORIGINAL\n");
+        fprintf(stderr, "usage: cpo addrmap IMAGE [ADDR...] | cpo addrmap IMAGE --verify ORIGINAL |\n"
+                        "       cpo addrmap IMAGE --original FILE\n");
         return 2;
     }
     image_error ierr;
     if (argc == 4 && !strcmp(argv[2], "--verify"))
         return verify(argv[1], argv[3]);
+    if (argc == 4 && !strcmp(argv[2], "--original"))
+        return original(argv[1], argv[3]);
     image *img = image_open(argv[1], &ierr);
     if (!img) {
         fprintf(stderr, "cpo: %s\n", ierr.msg);

@@ -13,7 +13,8 @@ static const struct {
     { "info",   cmd_info,   "info IMAGE                   image summary: type, entry, GP, build-id, sections" },
     { "syms",   cmd_syms,   "syms IMAGE                   symbol table" },
     { "cfg",    cmd_cfg,    "cfg IMAGE [--proc NAME] [--dot] control-flow graph of a procedure, or a summary" },
-    { "addrmap", cmd_addrmap, "addrmap IMAGE [ADDR]        original address of ADDR in a rewritten image, or the map" },
+    { "addrmap", cmd_addrmap, "addrmap IMAGE [ADDR]        original address of ADDR in a rewritten image, or the map;\n"
+                              "                                 --verify ORIGINAL checks it, --original FILE recovers it" },
     { "relocs", cmd_relocs, "relocs IMAGE                 every relocation, by section" },
     { "cat",    cmd_cat,    "cat [--header] PROFILE       one profile file: header, then offset and count lines" },
     { "prof",   cmd_prof,   "prof [--db DIR] [-i] [-e EVENT]... [--epoch E|--all-epochs] [--json] [--limit N]\n"

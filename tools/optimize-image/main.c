@@ -1,14 +1,14 @@
 /*
  * optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]
  *                [--blocks pettis-hansen|ext-tsp] [--procs pettis-hansen|c3] [--write-plan FILE] -o OUT
- * optimize-image IMAGE --db DIR [--epoch E|--all-epochs] [--image FILE]... [--stale OLD]...
+ * optimize-image IMAGE --db DIR... [--epoch E|--all-epochs] [--image FILE]... [--stale OLD]...
  *                [--report FILE] ... -o OUT
  * optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]
  *                [--write-plan FILE] [-v] -o OUT
  *
  * With --db, the optimizer (docs/optimizer.md) makes a layout plan from the
  * estimator's block and edge frequencies of IMAGE from the database's cycle
- * samples (docs/estimator.md), its rewritten copies' carried back (--image
+ * samples (several --db: each database's estimates, summed) (docs/estimator.md), its rewritten copies' carried back (--image
  * names their files when they are no longer where they were profiled), and
  * those of older builds (--stale) matched onto IMAGE by name and
  * instruction hashes; with --exact, from axp's exact counts; --report writes what it did per procedure and
@@ -32,11 +32,13 @@
 #include "common/outfile.h"
 #include "estimator/samples.h"
 #include "optimizer/optimize.h"
+#include "rewriter/addrmap.h"
 #include "rewriter/rewrite.h"
+#include "rewriter/undo.h"
 #include "tools/optimize-image/profile.h"
 
 static const char usage_text[] =
-    "usage: optimize-image IMAGE --db DIR [--epoch E|--all-epochs] [--image FILE]... [--stale OLD]...\n"
+    "usage: optimize-image IMAGE --db DIR... [--epoch E|--all-epochs] [--image FILE]... [--stale OLD]...\n"
     "                      [--report FILE] [--split-warm] [--no-colour]\n"
     "                      [--blocks pettis-hansen|ext-tsp] [--procs pettis-hansen|c3] [--write-plan FILE] -o OUT\n"
     "       optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]\n"
@@ -44,6 +46,33 @@ static const char usage_text[] =
     "       optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]\n"
     "                      [--write-plan FILE] [-v] -o OUT\n"
     "       optimize-image IMAGE --instrument paths|cct|paths,cct [--plan ...] -o OUT\n";
+
+/* A rewritten image is optimized as its original, recovered from it: every
+ * round is a rewrite of the original, so the new image's address map leads
+ * straight back to it, and profiles of either rewritten copy are carried
+ * back through their own maps.  Takes img; NULL after saying why. */
+static image *original_of(image *img, const char *in)
+{
+    char err[512], hex[2 * IMAGE_MAX_BUILD_ID + 1];
+    uint8_t *buf;
+    size_t size;
+    bool ok = undo_recover(img, &buf, &size, err, sizeof err);
+    image_close(img);
+    if (!ok) {
+        fprintf(stderr, "optimize-image: %s\n", err);
+        return NULL;
+    }
+    image_error ierr;
+    img = image_open_mem(buf, size, in, &ierr);
+    free(buf);
+    if (!img) {
+        fprintf(stderr, "optimize-image: %s (its original, recovered)\n", ierr.msg);
+        return NULL;
+    }
+    printf("%s: a rewritten image; rewriting its original (build-id %s), recovered from it\n", in,
+           image_build_id_hex(img, hex, sizeof hex));
+    return img;
+}
 
 /* The selection is loaded more than once (the image, its copies, older
  * builds): each warning is said once. */
@@ -68,9 +97,53 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The optimizer's plan from exact counts, and its report. */
+/* The profile from every database given, summed: each database's estimate
+ * of the image is made from its own samples (as several exact files add
+ * up).  A database without samples of the image is left out with a
+ * warning; all of them without is an error. */
+static bool profile_dbs(const cfg_program *prog, const est_selection *sel, const char *const *dbs,
+                        size_t ndbs, uint32_t line, uint32_t nsets, const char *const *stale,
+                        size_t nstale, oi_profile *prof, char *err, size_t errlen)
+{
+    bool have = false;
+    char first[512] = "";
+    for (size_t i = 0; i < ndbs; i++) {
+        est_selection one = *sel;
+        one.db = dbs[i];
+        oi_profile p;
+        bool none;
+        if (!oi_profile_samples(prog, &one, line, nsets, stale, nstale, &p, &none, err, errlen)) {
+            if (!none || ndbs == 1) {
+                if (have)
+                    oi_profile_free(prof);
+                return false;
+            }
+            fprintf(stderr, "optimize-image: warning: %s; that database is left out\n", err);
+            if (!first[0])
+                snprintf(first, sizeof first, "%s", err);
+            continue;
+        }
+        if (!have) {
+            *prof = p;
+            have = true;
+            continue;
+        }
+        bool ok = oi_profile_add(prof, &p, nsets);
+        oi_profile_free(&p);
+        if (!ok) {
+            oi_profile_free(prof);
+            snprintf(err, errlen, "out of memory");
+            return false;
+        }
+    }
+    if (!have)
+        snprintf(err, errlen, "%s (and in every other database given)", first);
+    return have;
+}
+
+/* The optimizer's plan from exact counts or samples, and its report. */
 static bool optimize(const image *img, const cfg_program *prog, const est_selection *sel,
-                     const char *const *stale, size_t nstale,
+                     const char *const *dbs, size_t ndbs, const char *const *stale, size_t nstale,
                      const char *const *exact, size_t nexact, const char *report,
                      const opt_options *oo, plan *pl, char *err, size_t errlen)
 {
@@ -79,7 +152,7 @@ static bool optimize(const image *img, const cfg_program *prog, const est_select
     ev5_defaults(&ev5);
     oi_profile prof;
     uint32_t nsets = ev5.icache.size / ev5.icache.line;
-    if (sel ? !oi_profile_samples(prog, sel, ev5.icache.line, nsets, stale, nstale, &prof, err, errlen)
+    if (sel ? !profile_dbs(prog, sel, dbs, ndbs, ev5.icache.line, nsets, stale, nstale, &prof, err, errlen)
             : !oi_profile_exact(prog, exact, nexact, ev5.icache.line, nsets, &prof, err, errlen))
         return false;
     opt_options o = *oo;
@@ -141,8 +214,8 @@ int main(int argc, char **argv)
         { 0, 0, 0, 0 },
     };
     const char *planarg = NULL, *out = NULL, *wplan = NULL, *report = NULL;
-    const char *exact[64], *images[256], *stale[16];
-    size_t nexact = 0, nimages = 0, nstale = 0;
+    const char *exact[64], *images[256], *stale[16], *dbs[64];
+    size_t nexact = 0, nimages = 0, nstale = 0, ndbs = 0;
     opt_options oo = { 0 };
     est_selection sel = { 0 };
     uint64_t seed = 1;
@@ -160,7 +233,13 @@ int main(int argc, char **argv)
             exact[nexact++] = optarg;
             break;
         case 'r': report = optarg; break;
-        case 'D': sel.db = optarg; break;
+        case 'D':
+            if (ndbs == sizeof dbs / sizeof dbs[0]) {
+                fprintf(stderr, "optimize-image: at most %zu --db databases\n", ndbs);
+                return 2;
+            }
+            sel.db = dbs[ndbs++] = optarg;
+            break;
         case 'E': sel.epoch = optarg; break;
         case 'A': sel.all_epochs = true; break;
         case 'S':
@@ -256,6 +335,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "optimize-image: %s\n", ierr.msg);
         return 1;
     }
+    if (image_section_by_name(img, ADDRMAP_SECTION) && !(img = original_of(img, in)))
+        return 1;
     if (!image_require_relocs(img, &ierr)) {
         fprintf(stderr, "optimize-image: %s\n", ierr.msg);
         image_close(img);
@@ -271,7 +352,7 @@ int main(int argc, char **argv)
     plan pl;
     bool ok;
     if (nexact || sel.db)
-        ok = optimize(img, prog, sel.db ? &sel : NULL, stale, nstale, exact, nexact, report, &oo,
+        ok = optimize(img, prog, sel.db ? &sel : NULL, dbs, ndbs, stale, nstale, exact, nexact, report, &oo,
                       &pl, err, sizeof err);
     else if (!strcmp(planarg, "identity"))
         ok = plan_identity(prog, &pl) || (snprintf(err, sizeof err, "out of memory"), false);

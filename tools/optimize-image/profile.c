@@ -396,7 +396,9 @@ static void shared_from_samples(const cfg_program *cfg, const est_set *set, uint
 }
 
 /* An older build's estimates (its own samples and its copies'), matched
- * onto cfg and added to out.  Says on stdout how much matched. */
+ * onto cfg and added to out.  Says on stdout how much matched; a database
+ * with no samples of it (one of several, say) carries nothing over, with
+ * a warning. */
 static bool add_stale(const cfg_program *cfg, const struct est_selection *sel, const char *path,
                       est_freq *out, double *samples, char *err, size_t errlen)
 {
@@ -408,8 +410,12 @@ static bool add_stale(const cfg_program *cfg, const struct est_selection *sel, c
     }
     cfg_program *oc = cfg_build(img, err, errlen);
     oi_profile old;
-    bool ok = oc && oi_profile_samples(oc, sel, 32, 1, NULL, 0, &old, err, errlen);
-    if (ok) {
+    bool none = false;
+    bool ok = oc && oi_profile_samples(oc, sel, 32, 1, NULL, 0, &old, &none, err, errlen);
+    if (!ok && none) {
+        fprintf(stderr, "optimize-image: warning: %s: nothing carried over from it\n", err);
+        ok = true;
+    } else if (ok) {
         est_match_stats st;
         est_freq *m = est_freq_match(cfg, old.freq, &st, err, errlen);
         if ((ok = m != NULL)) {
@@ -482,9 +488,10 @@ static bool value_jumps(const cfg_program *cfg, const struct est_selection *sel,
 
 bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel, uint32_t line,
                         uint32_t nsets, const char *const *stale, size_t nstale, oi_profile *out,
-                        char *err, size_t errlen)
+                        bool *none, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
+    *none = false;
     double period, samples = 0, copies = 0;
     est_set set;
     est_error ee;
@@ -515,6 +522,7 @@ bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel,
             goto fail;
     if (!own && !copies) {
         snprintf(err, errlen, "%s", own_err);
+        *none = true;
         goto fail;
     }
     if (!value_jumps(cfg, sel, out, err, errlen))
@@ -525,6 +533,37 @@ fail:
         est_free(&set);
     oi_profile_free(out);
     return false;
+}
+
+bool oi_profile_add(oi_profile *to, const oi_profile *from, uint32_t nsets)
+{
+    est_freq_add(to->freq, from->freq);
+    for (uint32_t s = 0; s < nsets; s++)
+        to->shared[s] += from->shared[s];
+    if (!from->njumps)
+        return true;
+    size_t n = to->njumps + from->njumps;
+    opt_jump *v = realloc(to->jumps, n * sizeof *v);
+    if (!v)
+        return false;
+    memcpy(v + to->njumps, from->jumps, from->njumps * sizeof *v);
+    to->jumps = v;
+    /* Each database's total for a jump counts, not only its top target's. */
+    qsort(v, n, sizeof *v, by_pc_target);
+    double *totals = malloc(n * sizeof *totals);
+    if (!totals)
+        return false;
+    size_t npc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!i || v[i].pc != v[i - 1].pc)
+            totals[npc++] = 0;
+        totals[npc - 1] += v[i].total;
+    }
+    to->njumps = best_targets(v, n);
+    for (size_t i = 0; i < to->njumps; i++)
+        v[i].total = totals[i];
+    free(totals);
+    return true;
 }
 
 void oi_profile_free(oi_profile *p)

@@ -24,11 +24,17 @@ bool oi_profile_exact(const cfg_program *cfg, const char *const *files, size_t n
  * named by stale (and their copies) matched by est_freq_match.  shared:
  * the cycle samples of the shared libraries the image loads, as
  * executions per I-cache set (line bytes a line); jumps: the value
- * profiles' most frequent targets, when there are any. */
+ * profiles' most frequent targets, when there are any.  *none tells a
+ * selection without samples of the image (or of its copies) from other
+ * failures. */
 struct est_selection;
 bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel, uint32_t line,
                         uint32_t nsets, const char *const *stale, size_t nstale, oi_profile *out,
-                        char *err, size_t errlen);
+                        bool *none, char *err, size_t errlen);
+/* Add from, the same image's profile from another database, into to:
+ * frequencies and shared-library heat summed, jump targets counted
+ * together.  False when memory runs out. */
+bool oi_profile_add(oi_profile *to, const oi_profile *from, uint32_t nsets);
 void oi_profile_free(oi_profile *p);
 
 #endif
