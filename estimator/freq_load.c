@@ -32,14 +32,25 @@ static bool load_image(const est_selection *selp, const image *img, const char *
                        size_t nevents, est_set *s, const est_image **im, char *err, size_t errlen)
 {
     est_selection sel = *selp;
-    const char *files[1] = { img->path };
+    /* img itself (which may be at no path: recovered from a rewritten
+     * copy), after those the caller has open */
+    const image **open = malloc((selp->nopen_images + 1) * sizeof *open);
+    if (!open) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    for (size_t i = 0; i < selp->nopen_images; i++)
+        open[i] = selp->open_images[i];
+    open[selp->nopen_images] = img;
     sel.events = events;
     sel.nevents = nevents;
-    sel.image_files = files;
-    sel.nimage_files = 1;
+    sel.open_images = open;
+    sel.nopen_images = selp->nopen_images + 1;
     est_error eerr;
     *im = NULL;
-    if (!est_load(&sel, s, &eerr)) {
+    bool ok = est_load(&sel, s, &eerr);
+    free(open);
+    if (!ok) {
         snprintf(err, errlen, "%s", eerr.msg);
         return false;
     }

@@ -356,25 +356,28 @@ bool est_load(const est_selection *sel, est_set *out, est_error *err)
             ok = fail(err, "out of memory");
     if (ok && nkeys)
         qsort(keys, nkeys, sizeof *keys, cmp_str);
-    image **given = calloc(sel->nimage_files + 1, sizeof *given);
+    size_t ngiven = sel->nimage_files + sel->nopen_images;
+    image **given = calloc(ngiven + 1, sizeof *given);
     if (ok && !given)
         ok = fail(err, "out of memory");
-    for (size_t i = 0; ok && i < sel->nimage_files; i++) {
+    for (size_t i = 0; ok && i < ngiven; i++) {
         image_error ierr;
-        if (!(given[i] = image_open(sel->image_files[i], &ierr)))
+        const image *o = i < sel->nimage_files ? NULL : sel->open_images[i - sel->nimage_files];
+        if (!(given[i] = o ? image_open_mem(o->file, o->file_size, o->path, &ierr)
+                           : image_open(sel->image_files[i], &ierr)))
             ok = fail(err, "%s", ierr.msg);
     }
     if (ok && nkeys && !(s->images = calloc(nkeys, sizeof *s->images)))
         ok = fail(err, "out of memory");
     for (size_t k = 0; ok && k < nkeys; k++) {
         est_image *im = &s->images[s->nimages++];
-        ok = load_image(db, epoch, infos, ninfos, keys[k], s, im, given, sel->nimage_files, sel, err);
+        ok = load_image(db, epoch, infos, ninfos, keys[k], s, im, given, ngiven, sel, err);
         for (size_t e = 0; ok && e < s->nevents; e++) {
             s->totals[e] = est_add_sat(s->totals[e], im->totals[e]);
             s->period_sums[e] = est_add_sat(s->period_sums[e], im->period_sums[e]);
         }
     }
-    for (size_t i = 0; given && i < sel->nimage_files; i++)
+    for (size_t i = 0; given && i < ngiven; i++)
         image_close(given[i]);
     free(given);
     strv_free(keys, nkeys);

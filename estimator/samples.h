@@ -40,6 +40,11 @@ typedef struct est_selection {
     const char *const *image_files;  /* image files tried first, matched by
                                         build-id (an image that moved) */
     size_t nimage_files;
+    /* Images already open, tried first the same way (a copy of each is
+     * kept): one that is no longer at any path, an original recovered
+     * from its rewritten copy (rewriter/undo.h). */
+    const image *const *open_images;
+    size_t nopen_images;
     /* Warnings (an image file not found or of another build-id); NULL
      * prints "cpo: warning: MSG" on stderr. */
     void (*warn)(void *ctx, const char *msg);

@@ -190,10 +190,18 @@ if [ -x "$CPOD" ]; then
   done
   # Several databases: each one's estimate of the image, summed; one
   # without samples of the image is left out with a warning.
-  db2=$tmp/db2
+  # The second is a deployment's: the program profiled, optimized, the
+  # optimized binary put in its place and profiled there too.
+  db2=$tmp/db2 app=$tmp/dep/app
+  mkdir -p "$tmp/dep" && cp "$P/bytecode-dyn" "$app"
   "$CPOD" --db "$db2" --flush 1h >/dev/null 2>&1
-  (cd "$tmp" && "$AXP" run --pmu cycles:1000 --collector "$db2" -- "$P/bytecode-dyn" \
-     $(cat tests/programs/bytecode.args 2>/dev/null) >/dev/null 2>&1)
+  bargs=$(cat tests/programs/bytecode.args 2>/dev/null)
+  # shellcheck disable=SC2086
+  (cd "$tmp" && "$AXP" run --pmu cycles:1000 --collector "$db2" -- "$app" $bargs >/dev/null 2>&1)
+  "$CPO" flush --db "$db2" >/dev/null 2>&1
+  "$OPT" "$app" --db "$db2" -o "$app.new" >/dev/null 2>&1 && mv "$app.new" "$app"
+  # shellcheck disable=SC2086
+  (cd "$tmp" && "$AXP" run --pmu cycles:1000 --collector "$db2" -- "$app" $bargs >/dev/null 2>&1)
   "$CPO" quit --db "$db2" >/dev/null 2>&1
   for l in "$db2"/.cpod/*/regions; do
     r=$(readlink "$l") && case "$r" in /dev/shm/cpod-*) rm -rf "$r";; esac
@@ -208,6 +216,13 @@ if [ -x "$CPOD" ]; then
     else fail "bytecode from two databases: $ab instructions estimated, $a + $b alone"; fi
     run bytecode "$tmp/b12" "from two databases, axp" "$AXP" run --
   else fail "bytecode from two databases: $(cat "$tmp/err")"; fi
+  # The deployed binary optimized again from both its profiles, with no
+  # complaint that the file at the original's path is another build.
+  if "$OPT" "$app" --db "$db2" -o "$tmp/dep/v2" >"$tmp/dep/log" 2>"$tmp/err" && [ ! -s "$tmp/err" ] &&
+     grep -q "rewriting its original" "$tmp/dep/log" &&
+     "$CPO" addrmap "$tmp/dep/v2" --verify "$P/bytecode-dyn" >/dev/null 2>&1; then
+    passed=$((passed + 1)); echo "the deployed optimized binary optimized again from its database"
+  else fail "the deployed optimized binary optimized again: $(cat "$tmp/err")"; fi
   if "$OPT" "$P/copyloop-dyn" --db "$db2" --db "$db" -o "$tmp/c12" >/dev/null 2>"$tmp/err" &&
      grep -q "warning: $db2: no cycle samples of .*left out" "$tmp/err"; then
     passed=$((passed + 1)); echo "a database without the image's samples: $(cat "$tmp/err")"

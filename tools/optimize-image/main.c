@@ -322,6 +322,7 @@ int main(int argc, char **argv)
     }
     sel.image_files = images;
     sel.nimage_files = nimages;
+    const image *open[1];
     sel.warn = warn_once;
     if (seeded && (!planarg || strcmp(planarg, "random"))) {
         fprintf(stderr, "optimize-image: --seed goes with --plan random\n");
@@ -337,6 +338,10 @@ int main(int argc, char **argv)
     }
     if (image_section_by_name(img, ADDRMAP_SECTION) && !(img = original_of(img, in)))
         return 1;
+    /* Its samples are found by build-id, wherever its file is now. */
+    open[0] = img;
+    sel.open_images = open;
+    sel.nopen_images = 1;
     if (!image_require_relocs(img, &ierr)) {
         fprintf(stderr, "optimize-image: %s\n", ierr.msg);
         image_close(img);
