@@ -563,16 +563,31 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
         res->bubbles_after += nt->cost_after;
     }
     /* Hints: the rewriter points each JMP/JSR's hint field at the new
-     * address of its most frequent target; the EV5 predicts from it. */
+     * address of its most frequent target; the EV5 predicts from it.  Each
+     * is counted in its procedure's note too. */
+    uint32_t *note_of = ok ? malloc((np ? np : 1) * sizeof *note_of) : NULL;
+    ok = ok && note_of != NULL;
+    for (size_t i = 0; ok && i < np; i++)
+        note_of[i] = UINT32_MAX;
+    for (size_t k = 0; ok && k < res->nnotes; k++)
+        note_of[res->notes[k].proc] = (uint32_t)k;
     for (size_t k = 0; ok && k < o->njumps; k++) {
         const cfg_proc *p = cfg_proc_at(prog, o->jumps[k].pc);
         if (!p || !cfg_proc_at(prog, o->jumps[k].target) || o->jumps[k].count <= 0)
             continue;
         ok = plan_add_hint(pl, o->jumps[k].pc, o->jumps[k].target);
         res->hints++;
+        if (note_of[p - prog->procs] != UINT32_MAX)
+            res->notes[note_of[p - prog->procs]].hints++;
     }
-    for (size_t k = 0; ok && k < nran; k++)
-        ok = table_hints(&prog->procs[ran[k]], &f->procs[ran[k]], o, pl, &res->hints);
+    for (size_t k = 0; ok && k < nran; k++) {
+        size_t h = 0;
+        ok = table_hints(&prog->procs[ran[k]], &f->procs[ran[k]], o, pl, &h);
+        res->hints += h;
+        if (note_of[ran[k]] != UINT32_MAX)
+            res->notes[note_of[ran[k]]].hints += (uint32_t)h;
+    }
+    free(note_of);
     for (size_t i = 0; ok && i < np; i++)
         if (pi[i].insns <= 0) {
             opt_proc_note *nt = &res->notes[res->nnotes++];
@@ -645,15 +660,15 @@ void opt_report(FILE *out, const cfg_program *prog, const opt_result *r)
             "%.0f instructions)\n", r->bubbles_before, r->bubbles_after,
             r->bubbles_before - r->bubbles_after,
             r->insns > 0 ? 100 * (r->bubbles_before - r->bubbles_after) / r->insns : 0, r->insns);
-    fprintf(out, "# order action insns%% hot-bytes cold-bytes aligned cycles-before cycles-after name [why]\n");
+    fprintf(out, "# order action insns%% hot-bytes cold-bytes aligned hints cycles-before cycles-after name [why]\n");
     for (size_t k = 0; k < r->nnotes; k++) {
         const opt_proc_note *n = &r->notes[k];
         if (n->action == OPT_COLD)
             continue;
         const cfg_proc *p = &prog->procs[n->proc];
-        fprintf(out, "%zu %s %.3f %u %u %u %.0f %.0f %s%s%s\n", k, action_name(n->action),
+        fprintf(out, "%zu %s %.3f %u %u %u %u %.0f %.0f %s%s%s\n", k, action_name(n->action),
                 r->insns > 0 ? 100 * n->insns / r->insns : 0, n->hot_bytes, n->cold_bytes,
-                n->aligned, n->cost_before, n->cost_after, p->name ? p->name : "?",
+                n->aligned, n->hints, n->cost_before, n->cost_after, p->name ? p->name : "?",
                 n->why ? " # " : "", n->why ? n->why : "");
     }
     fprintf(out, "# %zu procedures never ran: left in address order after the hot code\n",

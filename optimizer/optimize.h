@@ -69,6 +69,7 @@ typedef struct opt_proc_note {
     uint8_t action;             /* opt_action */
     uint32_t hot_bytes, cold_bytes;   /* after the split (cold 0: no split) */
     uint32_t aligned;           /* blocks given an alignment */
+    uint32_t hints;             /* JMP/JSR hints toward a profiled target */
     double insns;               /* estimated instructions executed */
     double cost_before, cost_after;   /* predicted fetch cycles, see below */
     const char *why;            /* for OPT_COLD / OPT_PINNED / no chain */

@@ -40,9 +40,9 @@
 static const char usage_text[] =
     "usage: optimize-image IMAGE --db DIR... [--epoch E|--all-epochs] [--image FILE]... [--stale OLD]...\n"
     "                      [--report FILE] [--split-warm] [--no-colour]\n"
-    "                      [--blocks pettis-hansen|ext-tsp] [--procs pettis-hansen|c3] [--write-plan FILE] -o OUT\n"
+    "                      [--blocks pettis-hansen|ext-tsp] [--procs pettis-hansen|c3] [--write-plan FILE] [-v] -o OUT\n"
     "       optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]\n"
-    "                      [--blocks pettis-hansen|ext-tsp] [--procs pettis-hansen|c3] [--write-plan FILE] -o OUT\n"
+    "                      [--blocks pettis-hansen|ext-tsp] [--procs pettis-hansen|c3] [--write-plan FILE] [-v] -o OUT\n"
     "       optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]\n"
     "                      [--write-plan FILE] [-v] -o OUT\n"
     "       optimize-image IMAGE --instrument paths|cct|paths,cct [--plan ...] -o OUT\n";
