@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bytebuf.h"
 #include "common/hash.h"
 #include "common/le.h"
 #include "rewriter/undo.h"
@@ -29,38 +30,18 @@
 #define GAP 16              /* equal bytes that do not end a piece */
 
 typedef struct ubuf {
-    uint8_t *b;
-    size_t n, cap;
+    bytebuf out;
     uint32_t pieces;
-    bool oom;
 } ubuf;
-
-static void put(ubuf *u, const void *p, size_t len)
-{
-    if (u->oom)
-        return;
-    if (u->n + len > u->cap) {
-        size_t cap = (u->cap + len) * 2;
-        uint8_t *b = realloc(u->b, cap);
-        if (!b) {
-            u->oom = true;
-            return;
-        }
-        u->b = b;
-        u->cap = cap;
-    }
-    memcpy(u->b + u->n, p, len);
-    u->n += len;
-}
 
 static void piece(ubuf *u, uint64_t off, const uint8_t *bytes, uint32_t len)
 {
     uint8_t h[16] = { 0 }, zero[8] = { 0 };
     le_put64(h, off);
     le_put32(h + 8, len);
-    put(u, h, sizeof h);
-    put(u, bytes, len);
-    put(u, zero, (8 - len % 8) % 8);
+    bytebuf_put(&u->out, h, sizeof h);
+    bytebuf_put(&u->out, bytes, len);
+    bytebuf_put(&u->out, zero, (8 - len % 8) % 8);
     u->pieces++;
 }
 
@@ -132,10 +113,10 @@ uint8_t *undo_encode(const uint8_t *orig, const uint8_t *patched, size_t n, uint
         return NULL;
     ubuf u = { 0 };
     uint8_t h[HEAD - sizeof(Elf64_Ehdr)] = { 0 };
-    put(&u, h, sizeof h);
-    put(&u, orig, sizeof(Elf64_Ehdr));
+    bytebuf_put(&u.out, h, sizeof h);
+    bytebuf_put(&u.out, orig, sizeof(Elf64_Ehdr));
     size_t nr;
-    range *r = moving(orig, n, aend, &nr, &u.oom);
+    range *r = moving(orig, n, aend, &nr, &u.out.oom);
     /* What the rewriter patched: below aend, and in the moving sections. */
     scan(&u, orig, patched, sizeof(Elf64_Ehdr), aend);
     for (size_t i = 0; i < nr; i++)
@@ -150,17 +131,18 @@ uint8_t *undo_encode(const uint8_t *orig, const uint8_t *patched, size_t n, uint
             at = r[i].hi;
     }
     free(r);
-    if (u.oom) {
-        free(u.b);
+    if (u.out.oom) {
+        free(u.out.b);
         return NULL;
     }
-    le_put32(u.b, UNDO_VERSION);
-    le_put32(u.b + 4, u.pieces);
-    le_put64(u.b + 8, n);
-    le_put64(u.b + 16, aend);
-    le_put64(u.b + 24, fnv1a(FNV1A_INIT, orig, n));
-    *size = u.n;
-    return u.b;
+    uint8_t *b = u.out.b;
+    le_put32(b, UNDO_VERSION);
+    le_put32(b + 4, u.pieces);
+    le_put64(b + 8, n);
+    le_put64(b + 16, aend);
+    le_put64(b + 24, fnv1a(FNV1A_INIT, orig, n));
+    *size = u.out.n;
+    return b;
 }
 
 static bool fail(char *err, size_t errlen, const image *img, const char *what)

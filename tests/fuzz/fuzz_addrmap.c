@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "rewriter/addrmap.h"
+#include "tests/fuzz/fuzz_image.h"
 
 static void check_lookups(const addrmap *m)
 {
@@ -37,14 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     image_section sec[2];
-    memset(sec, 0, sizeof sec);
-    sec[1] = (image_section){ .name = ADDRMAP_SECTION, .index = 1, .type = SHT_NOTE,
-                              .size = size, .data = data };
     image img;
-    memset(&img, 0, sizeof img);
-    img.path = (char *)"fuzz";
-    img.nsections = 2;
-    img.sections = sec;
+    fuzz_image(&img, sec, ADDRMAP_SECTION, SHT_NOTE, data, size);
 
     addrmap m;
     char err[300];

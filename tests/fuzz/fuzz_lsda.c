@@ -12,19 +12,16 @@
 #include <string.h>
 
 #include "rewriter/lsda.h"
+#include "tests/fuzz/fuzz_image.h"
 
 #define SEC_ADDR 0x120020000ULL
 
 /* An image with one allocated section, enough for lsda_read. */
 static void fake(image *img, image_section sec[2], const uint8_t *d, size_t n, uint64_t addr)
 {
-    memset(img, 0, sizeof *img);
-    memset(sec, 0, 2 * sizeof *sec);
-    sec[1] = (image_section){ .name = ".gcc_except_table", .index = 1, .type = SHT_PROGBITS,
-                              .flags = SHF_ALLOC, .addr = addr, .size = n, .data = d };
-    img->path = (char *)"fuzz";
-    img->nsections = 2;
-    img->sections = sec;
+    fuzz_image(img, sec, ".gcc_except_table", SHT_PROGBITS, d, n);
+    sec[1].flags = SHF_ALLOC;
+    sec[1].addr = addr;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -14,17 +14,12 @@
 #include "common/hash.h"
 #include "common/le.h"
 #include "rewriter/undo.h"
+#include "tests/fuzz/fuzz_image.h"
 
 static image fake(uint8_t *file, size_t n, const uint8_t *rec, size_t recsz, image_section *sec)
 {
-    memset(sec, 0, 2 * sizeof *sec);
-    sec[1] = (image_section){ .name = UNDO_SECTION, .index = 1, .type = SHT_PROGBITS,
-                              .size = recsz, .data = rec };
     image img;
-    memset(&img, 0, sizeof img);
-    img.path = (char *)"fuzz";
-    img.nsections = 2;
-    img.sections = sec;
+    fuzz_image(&img, sec, UNDO_SECTION, SHT_PROGBITS, rec, recsz);
     img.file = file;
     img.file_size = n;
     return img;
