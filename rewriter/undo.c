@@ -45,8 +45,8 @@ static void piece(ubuf *u, uint64_t off, const uint8_t *bytes, uint32_t len)
     u->pieces++;
 }
 
-/* Pieces of orig over [lo, hi) where differ(i) holds, runs joined across
- * fewer than GAP bytes where it does not. */
+/* Pieces of o over [lo, hi) where its bytes differ from p's (p NULL: where
+ * they are not zero), runs joined across fewer than GAP bytes that do not. */
 static void scan(ubuf *u, const uint8_t *o, const uint8_t *p, uint64_t lo, uint64_t hi)
 {
     for (uint64_t i = lo; i < hi;) {
