@@ -200,8 +200,9 @@ if [ -x "$CPOD" ]; then
   bargs=$(cat tests/programs/bytecode.args 2>/dev/null)
   # shellcheck disable=SC2086
   (cd "$tmp" && "$AXP" run --pmu cycles:1000 --collector "$db2" -- "$app" $bargs >/dev/null 2>&1)
-  "$CPO" flush --db "$db2" >/dev/null 2>&1
-  "$OPT" "$app" --db "$db2" -o "$app.new" >/dev/null 2>&1 && mv "$app.new" "$app"
+  # the deployment starts a new epoch
+  "$CPO" epoch --db "$db2" >/dev/null 2>&1
+  "$OPT" "$app" --db "$db2" --all-epochs -o "$app.new" >/dev/null 2>&1 && mv "$app.new" "$app"
   # shellcheck disable=SC2086
   (cd "$tmp" && "$AXP" run --pmu cycles:1000 --collector "$db2" -- "$app" $bargs >/dev/null 2>&1)
   "$CPO" quit --db "$db2" >/dev/null 2>&1
@@ -225,6 +226,19 @@ if [ -x "$CPOD" ]; then
      "$CPO" addrmap "$tmp/dep/v2" --verify "$P/bytecode-dyn" >/dev/null 2>&1; then
     passed=$((passed + 1)); echo "the deployed optimized binary optimized again from its database"
   else fail "the deployed optimized binary optimized again: $(cat "$tmp/err")"; fi
+  # Several epochs: each one's estimate, summed, as with databases.
+  read -r e1 e2 < <(ls "$db2" | grep -v '^current$' | sort | tr '\n' ' ')
+  if [ -n "${e2:-}" ] &&
+     "$OPT" "$P/bytecode-dyn" --db "$db2" --epoch "$e1" --report "$tmp/e1.rep" -o "$tmp/e1" >/dev/null 2>"$tmp/err" &&
+     "$OPT" "$P/bytecode-dyn" --db "$db2" --epoch "$e2" --report "$tmp/e2.rep" -o "$tmp/e2" >/dev/null 2>>"$tmp/err" &&
+     "$OPT" "$P/bytecode-dyn" --db "$db2" --epoch "$e1" --epoch "$e2" --report "$tmp/e12.rep" -o "$tmp/e12" \
+       >/dev/null 2>>"$tmp/err"; then
+    a=$(insns "$tmp/e1.rep") b=$(insns "$tmp/e2.rep") ab=$(insns "$tmp/e12.rep")
+    if [ -n "$a" ] && [ -n "$b" ] && [ -n "$ab" ] &&
+       awk -v a="$a" -v b="$b" -v ab="$ab" 'BEGIN { d = ab - a - b; exit !(d < 0.01 * ab && -d < 0.01 * ab) }'; then
+      passed=$((passed + 1)); echo "bytecode from two epochs: $ab instructions estimated, $a + $b alone"
+    else fail "bytecode from two epochs: $ab instructions estimated, $a + $b alone"; fi
+  else fail "bytecode from two epochs ('${e1:-}' '${e2:-}'): $(cat "$tmp/err")"; fi
   if "$OPT" "$P/copyloop-dyn" --db "$db2" --db "$db" -o "$tmp/c12" >/dev/null 2>"$tmp/err" &&
      grep -q "warning: $db2: no cycle samples of .*left out" "$tmp/err"; then
     passed=$((passed + 1)); echo "a database without the image's samples: $(cat "$tmp/err")"

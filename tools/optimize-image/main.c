@@ -1,14 +1,14 @@
 /*
  * optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]
  *                [--blocks pettis-hansen|ext-tsp] [--procs pettis-hansen|c3] [--write-plan FILE] -o OUT
- * optimize-image IMAGE --db DIR... [--epoch E|--all-epochs] [--image FILE]... [--stale OLD]...
+ * optimize-image IMAGE --db DIR... [--epoch E...|--all-epochs] [--image FILE]... [--stale OLD]...
  *                [--report FILE] ... -o OUT
  * optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]
  *                [--write-plan FILE] [-v] -o OUT
  *
  * With --db, the optimizer (docs/optimizer.md) makes a layout plan from the
  * estimator's block and edge frequencies of IMAGE from the database's cycle
- * samples (several --db: each database's estimates, summed) (docs/estimator.md), its rewritten copies' carried back (--image
+ * samples (several --db or --epoch: each one's estimates, summed) (docs/estimator.md), its rewritten copies' carried back (--image
  * names their files when they are no longer where they were profiled), and
  * those of older builds (--stale) matched onto IMAGE by name and
  * instruction hashes; with --exact, from axp's exact counts; --report writes what it did per procedure and
@@ -38,7 +38,7 @@
 #include "tools/optimize-image/profile.h"
 
 static const char usage_text[] =
-    "usage: optimize-image IMAGE --db DIR... [--epoch E|--all-epochs] [--image FILE]... [--stale OLD]...\n"
+    "usage: optimize-image IMAGE --db DIR... [--epoch E...|--all-epochs] [--image FILE]... [--stale OLD]...\n"
     "                      [--report FILE] [--split-warm] [--no-colour]\n"
     "                      [--blocks pettis-hansen|ext-tsp] [--procs pettis-hansen|c3] [--write-plan FILE] [-v] -o OUT\n"
     "       optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour]\n"
@@ -97,28 +97,38 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The profile from every database given, summed: each database's estimate
- * of the image is made from its own samples (as several exact files add
- * up).  A database without samples of the image is left out with a
+/* Where samples come from: each database given (--db), in each epoch given
+ * (--epoch; none: the current one, or all with --all-epochs). */
+typedef struct sources {
+    const char *dbs[64], *epochs[64];
+    size_t ndbs, nepochs;
+} sources;
+
+/* The profile from every database and epoch given, summed: each one's
+ * estimate of the image is made from its own samples (as several exact
+ * files add up).  One without samples of the image is left out with a
  * warning; all of them without is an error. */
-static bool profile_dbs(const cfg_program *prog, const est_selection *sel, const char *const *dbs,
-                        size_t ndbs, uint32_t line, uint32_t nsets, const char *const *stale,
-                        size_t nstale, oi_profile *prof, char *err, size_t errlen)
+static bool profile_sources(const cfg_program *prog, const est_selection *sel, const sources *src,
+                            uint32_t line, uint32_t nsets, const char *const *stale, size_t nstale,
+                            oi_profile *prof, char *err, size_t errlen)
 {
     bool have = false;
     char first[512] = "";
-    for (size_t i = 0; i < ndbs; i++) {
+    size_t ne = src->nepochs ? src->nepochs : 1, n = src->ndbs * ne;
+    for (size_t k = 0; k < n; k++) {
         est_selection one = *sel;
-        one.db = dbs[i];
+        one.db = src->dbs[k / ne];
+        one.epoch = src->nepochs ? src->epochs[k % ne] : sel->epoch;
         oi_profile p;
         bool none;
         if (!oi_profile_samples(prog, &one, line, nsets, stale, nstale, &p, &none, err, errlen)) {
-            if (!none || ndbs == 1) {
+            if (!none || n == 1) {
                 if (have)
                     oi_profile_free(prof);
                 return false;
             }
-            fprintf(stderr, "optimize-image: warning: %s; that database is left out\n", err);
+            fprintf(stderr, "optimize-image: warning: %s%s%s; left out\n", err,
+                    one.epoch ? ", epoch " : "", one.epoch ? one.epoch : "");
             if (!first[0])
                 snprintf(first, sizeof first, "%s", err);
             continue;
@@ -137,13 +147,13 @@ static bool profile_dbs(const cfg_program *prog, const est_selection *sel, const
         }
     }
     if (!have)
-        snprintf(err, errlen, "%s (and in every other database given)", first);
+        snprintf(err, errlen, "%s (and in every other database and epoch given)", first);
     return have;
 }
 
 /* The optimizer's plan from exact counts or samples, and its report. */
 static bool optimize(const image *img, const cfg_program *prog, const est_selection *sel,
-                     const char *const *dbs, size_t ndbs, const char *const *stale, size_t nstale,
+                     const sources *src, const char *const *stale, size_t nstale,
                      const char *const *exact, size_t nexact, const char *report,
                      const opt_options *oo, plan *pl, char *err, size_t errlen)
 {
@@ -152,7 +162,7 @@ static bool optimize(const image *img, const cfg_program *prog, const est_select
     ev5_defaults(&ev5);
     oi_profile prof;
     uint32_t nsets = ev5.icache.size / ev5.icache.line;
-    if (sel ? !profile_dbs(prog, sel, dbs, ndbs, ev5.icache.line, nsets, stale, nstale, &prof, err, errlen)
+    if (sel ? !profile_sources(prog, sel, src, ev5.icache.line, nsets, stale, nstale, &prof, err, errlen)
             : !oi_profile_exact(prog, exact, nexact, ev5.icache.line, nsets, &prof, err, errlen))
         return false;
     opt_options o = *oo;
@@ -214,8 +224,9 @@ int main(int argc, char **argv)
         { 0, 0, 0, 0 },
     };
     const char *planarg = NULL, *out = NULL, *wplan = NULL, *report = NULL;
-    const char *exact[64], *images[256], *stale[16], *dbs[64];
-    size_t nexact = 0, nimages = 0, nstale = 0, ndbs = 0;
+    const char *exact[64], *images[256], *stale[16];
+    size_t nexact = 0, nimages = 0, nstale = 0;
+    sources src = { .ndbs = 0 };
     opt_options oo = { 0 };
     est_selection sel = { 0 };
     uint64_t seed = 1;
@@ -234,13 +245,19 @@ int main(int argc, char **argv)
             break;
         case 'r': report = optarg; break;
         case 'D':
-            if (ndbs == sizeof dbs / sizeof dbs[0]) {
-                fprintf(stderr, "optimize-image: at most %zu --db databases\n", ndbs);
+            if (src.ndbs == sizeof src.dbs / sizeof src.dbs[0]) {
+                fprintf(stderr, "optimize-image: at most %zu --db databases\n", src.ndbs);
                 return 2;
             }
-            sel.db = dbs[ndbs++] = optarg;
+            sel.db = src.dbs[src.ndbs++] = optarg;
             break;
-        case 'E': sel.epoch = optarg; break;
+        case 'E':
+            if (src.nepochs == sizeof src.epochs / sizeof src.epochs[0]) {
+                fprintf(stderr, "optimize-image: at most %zu --epoch epochs\n", src.nepochs);
+                return 2;
+            }
+            sel.epoch = src.epochs[src.nepochs++] = optarg;
+            break;
         case 'A': sel.all_epochs = true; break;
         case 'S':
             if (nstale == sizeof stale / sizeof stale[0]) {
@@ -357,7 +374,7 @@ int main(int argc, char **argv)
     plan pl;
     bool ok;
     if (nexact || sel.db)
-        ok = optimize(img, prog, sel.db ? &sel : NULL, dbs, ndbs, stale, nstale, exact, nexact, report, &oo,
+        ok = optimize(img, prog, sel.db ? &sel : NULL, &src, stale, nstale, exact, nexact, report, &oo,
                       &pl, err, sizeof err);
     else if (!strcmp(planarg, "identity"))
         ok = plan_identity(prog, &pl) || (snprintf(err, sizeof err, "out of memory"), false);
