@@ -8,17 +8,20 @@
  *
  * With --db, the optimizer (docs/optimizer.md) makes a layout plan from the
  * estimator's block and edge frequencies of IMAGE from the database's cycle
- * samples (several --db or --epoch: each one's estimates, summed) (docs/estimator.md), its rewritten copies' carried back (--image
- * names their files when they are no longer where they were profiled), and
- * those of older builds (--stale) matched onto IMAGE by name and
- * instruction hashes; with --exact, from axp's exact counts; --report writes what it did per procedure and
- * the cycles its cost model predicts.  With --plan, applies a given layout
- * plan (docs/layout-plan.md).  Either way IMAGE, an Alpha executable linked
- * with --emit-relocs, is rewritten to OUT.  `identity`
- * keeps the original order but moves all code; `random` makes a random
- * valid plan from --seed.  --check overwrites the old copy of moved code
- * with trapping instructions.  Prints a summary: procedures moved, and those
- * left in place by reason; -v names each one left in place.
+ * samples (docs/estimator.md; several --db or --epoch: each one's estimates,
+ * summed), its rewritten copies' carried back (--image names their files
+ * when they are no longer where they were profiled), and those of older
+ * builds (--stale) matched onto IMAGE by name and instruction hashes; with
+ * --exact, from axp's exact counts; --report writes what it did per
+ * procedure and the cycles its cost model predicts.  With --plan, applies a
+ * given layout plan (docs/layout-plan.md).  Either way IMAGE, an Alpha
+ * executable linked with --emit-relocs, is rewritten to OUT; an IMAGE that
+ * is itself a rewrite stands for its original, recovered from its undo
+ * record (rewriter/undo.h).  `identity` keeps the original order but moves
+ * all code; `random` makes a random valid plan from --seed.  --check
+ * overwrites the old copy of moved code with trapping instructions.  Prints
+ * a summary: procedures moved, and those left in place by reason; -v names
+ * each one left in place.
  */
 #include <getopt.h>
 #include <inttypes.h>
