@@ -100,6 +100,18 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Appends optarg to v (n of cap used); false after saying there are too
+ * many of what. */
+static bool push(const char **v, size_t *n, size_t cap, const char *what)
+{
+    if (*n == cap) {
+        fprintf(stderr, "optimize-image: at most %zu %s\n", cap, what);
+        return false;
+    }
+    v[(*n)++] = optarg;
+    return true;
+}
+
 /* Where samples come from: each database given (--db), in each epoch given
  * (--epoch; none: the current one, or all with --all-epochs). */
 typedef struct sources {
@@ -240,41 +252,28 @@ int main(int argc, char **argv)
         switch (c) {
         case 'p': planarg = optarg; break;
         case 'x':
-            if (nexact == sizeof exact / sizeof exact[0]) {
-                fprintf(stderr, "optimize-image: at most %zu --exact files\n", nexact);
+            if (!push(exact, &nexact, sizeof exact / sizeof exact[0], "--exact files"))
                 return 2;
-            }
-            exact[nexact++] = optarg;
             break;
         case 'r': report = optarg; break;
         case 'D':
-            if (src.ndbs == sizeof src.dbs / sizeof src.dbs[0]) {
-                fprintf(stderr, "optimize-image: at most %zu --db databases\n", src.ndbs);
+            if (!push(src.dbs, &src.ndbs, sizeof src.dbs / sizeof src.dbs[0], "--db databases"))
                 return 2;
-            }
-            sel.db = src.dbs[src.ndbs++] = optarg;
+            sel.db = optarg;
             break;
         case 'E':
-            if (src.nepochs == sizeof src.epochs / sizeof src.epochs[0]) {
-                fprintf(stderr, "optimize-image: at most %zu --epoch epochs\n", src.nepochs);
+            if (!push(src.epochs, &src.nepochs, sizeof src.epochs / sizeof src.epochs[0], "--epoch epochs"))
                 return 2;
-            }
-            sel.epoch = src.epochs[src.nepochs++] = optarg;
+            sel.epoch = optarg;
             break;
         case 'A': sel.all_epochs = true; break;
         case 'S':
-            if (nstale == sizeof stale / sizeof stale[0]) {
-                fprintf(stderr, "optimize-image: at most %zu --stale images\n", nstale);
+            if (!push(stale, &nstale, sizeof stale / sizeof stale[0], "--stale images"))
                 return 2;
-            }
-            stale[nstale++] = optarg;
             break;
         case 'I':
-            if (nimages == sizeof images / sizeof images[0]) {
-                fprintf(stderr, "optimize-image: at most %zu --image files\n", nimages);
+            if (!push(images, &nimages, sizeof images / sizeof images[0], "--image files"))
                 return 2;
-            }
-            images[nimages++] = optarg;
             break;
         case 'W': oo.split_warm = true; break;
         case 'C': oo.no_colour = true; break;
