@@ -31,6 +31,25 @@ static bool check_strtab(const image *img, const image_section *symsec, image_er
     return true;
 }
 
+/* The section of a defined .dynsym symbol.  strip renumbers the sections
+ * it keeps but leaves the indices in the loaded .dynsym, which tell the
+ * dynamic linker only defined or not; so where the index names a section
+ * that does not hold the address, the section at the address is the one
+ * (none: an absolute bound like _end past the last). */
+static uint16_t dynsym_section(const image *img, const GElf_Sym *es)
+{
+    uint16_t i = es->st_shndx;
+    if (i == SHN_UNDEF || i >= SHN_LORESERVE)
+        return i;
+    if (i < img->nsections) {
+        const image_section *s = &img->sections[i];
+        if (es->st_value >= s->addr && es->st_value - s->addr <= s->size && (s->flags & SHF_ALLOC))
+            return i;
+    }
+    const image_section *at = image_section_at(img, es->st_value);
+    return at ? (uint16_t)(at - img->sections) : i < img->nsections ? i : SHN_ABS;
+}
+
 bool img_read_symbols(image *img, Elf *elf, image_error *err)
 {
     struct image_private *pv = img->priv;
@@ -80,9 +99,11 @@ bool img_read_symbols(image *img, Elf *elf, image_error *err)
             if (es.st_name && es.st_name >= st->size)
                 return img_fail(err, IMG_ECORRUPT, img->path, "symbol %zu of %s: name offset 0x%x outside %s (0x%llx bytes)",
                                 k, s->name, es.st_name, st->name, (unsigned long long)st->size);
-            if (es.st_shndx != SHN_UNDEF && es.st_shndx < SHN_LORESERVE && es.st_shndx >= img->nsections)
+            if (t == 0 && es.st_shndx != SHN_UNDEF && es.st_shndx < SHN_LORESERVE && es.st_shndx >= img->nsections)
                 return img_fail(err, IMG_ECORRUPT, img->path, "symbol %zu of %s: section index %u out of range (%zu sections)",
                                 k, s->name, es.st_shndx, img->nsections);
+            if (t == 1)
+                es.st_shndx = dynsym_section(img, &es);
             y->name = st->size ? (const char *)st->data + es.st_name : "";
             y->value = es.st_value;
             y->size = es.st_size;

@@ -246,6 +246,42 @@ Test(image_errors, corrupt_tables)
     free(x.b);
 }
 
+/* strip renumbers the sections but not the indices in the loaded .dynsym:
+ * a stale index (out of range, or naming a section that does not hold the
+ * symbol) gives way to the section at the symbol's address, or to SHN_ABS
+ * when none holds it; in .symtab the same is an error (corrupt_tables). */
+Test(image_errors, stale_dynsym_indices)
+{
+    blob x = load("alu-dyn");
+    size_t dyn = find_section(&x, ".dynsym"), comment = find_section(&x, ".comment");
+    Elf64_Shdr ds = shdr(&x, dyn);
+    size_t n = ds.sh_size / sizeof(Elf64_Sym), k = 0;
+    Elf64_Sym sym;
+    for (size_t i = 1; i < n && !k; i++) {
+        memcpy(&sym, x.b + ds.sh_offset + i * sizeof sym, sizeof sym);
+        if (sym.st_shndx != SHN_UNDEF && sym.st_shndx < SHN_LORESERVE && sym.st_value)
+            k = i;
+    }
+    cr_assert(k, "no defined symbol in .dynsym");
+    uint16_t home = sym.st_shndx, far = (uint16_t)(ehdr(&x).e_shnum + 5);
+    uint16_t stale[] = { far, (uint16_t)comment, far };
+    for (size_t v = 0; v < 3; v++) {
+        Elf64_Sym y = sym;
+        y.st_shndx = stale[v];
+        if (v == 2)
+            y.st_value = 0x7000000000;    /* in no section */
+        memcpy(x.b + ds.sh_offset + k * sizeof y, &y, sizeof y);
+        image_error err = { 0 };
+        image *img = image_open_mem(x.b, x.n, "stripped.elf", &err);
+        cr_assert_not_null(img, "%s", err.msg);
+        const image_symbol *got = &img->symbols[img->nsymbols - n + k];
+        cr_assert(got->dynamic && got->value == y.st_value);
+        cr_assert_eq(got->shndx, v < 2 ? home : SHN_ABS, "case %zu: section %u", v, got->shndx);
+        image_close(img);
+    }
+    free(x.b);
+}
+
 Test(image_errors, no_relocations)
 {
     blob x = load("alu-dyn");
