@@ -31,6 +31,12 @@ bool outfile_check(const char *path, char *err, size_t errlen)
     return false;
 }
 
+bool outfile_is(const char *path, const char *in)
+{
+    struct stat a, b;
+    return stat(path, &a) == 0 && stat(in, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 bool outfile_open(outfile *o, const char *path, mode_t mode, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);

@@ -33,19 +33,25 @@ static bool load_image(const est_selection *selp, const image *img, const char *
 {
     est_selection sel = *selp;
     /* img itself (which may be at no path: recovered from a rewritten
-     * copy), after those the caller has open */
+     * copy), after those the caller has open unless it is one of them:
+     * each is copied and read again by est_load. */
     const image **open = malloc((selp->nopen_images + 1) * sizeof *open);
     if (!open) {
         snprintf(err, errlen, "out of memory");
         return false;
     }
+    size_t n = 0;
     for (size_t i = 0; i < selp->nopen_images; i++)
-        open[i] = selp->open_images[i];
-    open[selp->nopen_images] = img;
+        open[n++] = selp->open_images[i];
+    bool known = false;
+    for (size_t i = 0; i < n; i++)
+        known |= open[i] == img;
+    if (!known)
+        open[n++] = img;
     sel.events = events;
     sel.nevents = nevents;
     sel.open_images = open;
-    sel.nopen_images = selp->nopen_images + 1;
+    sel.nopen_images = n;
     est_error eerr;
     *im = NULL;
     bool ok = est_load(&sel, s, &eerr);

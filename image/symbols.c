@@ -34,8 +34,8 @@ static bool check_strtab(const image *img, const image_section *symsec, image_er
 /* The section of a defined .dynsym symbol.  strip renumbers the sections
  * it keeps but leaves the indices in the loaded .dynsym, which tell the
  * dynamic linker only defined or not; so where the index names a section
- * that does not hold the address, the section at the address is the one
- * (none: an absolute bound like _end past the last). */
+ * that does not hold the address, the section at the address is the one,
+ * and with none there (a bound like _end past the last) SHN_ABS. */
 static uint16_t dynsym_section(const image *img, const GElf_Sym *es)
 {
     uint16_t i = es->st_shndx;
@@ -47,7 +47,7 @@ static uint16_t dynsym_section(const image *img, const GElf_Sym *es)
             return i;
     }
     const image_section *at = image_section_at(img, es->st_value);
-    return at ? (uint16_t)(at - img->sections) : i < img->nsections ? i : SHN_ABS;
+    return at ? (uint16_t)(at - img->sections) : SHN_ABS;
 }
 
 bool img_read_symbols(image *img, Elf *elf, image_error *err)

@@ -402,9 +402,7 @@ static bool write_parts(const rw_ctx *cx, const elfw *w, int fd)
 /* Write next to the target, then rename: never a half-written file. */
 static bool write_file(rw_ctx *cx, const elfw *w, const char *path)
 {
-    struct stat in_st, out_st;
-    if (stat(path, &out_st) == 0 && stat(cx->img->path, &in_st) == 0 &&
-        in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino)
+    if (outfile_is(path, cx->img->path))
         return rw_fail(cx, "%s: output is the input image; write to a new file", path);
     outfile of;
     char oerr[512];

@@ -27,6 +27,9 @@
 #include "rewriter/undo.h"
 
 #define HEAD 96             /* header with the ELF header */
+/* What a record that does not fit its image says. */
+#define CHANGED_WHY "the image was changed after it was rewritten (stripped?), or its record is damaged"
+#define CHANGED "the undo record (" UNDO_SECTION ") does not fit the image: " CHANGED_WHY
 #define GAP 16              /* equal bytes that do not end a piece */
 
 typedef struct ubuf {
@@ -73,6 +76,7 @@ bool undo_section_moves(const void *shp, size_t i, uint64_t aend, size_t shstrnd
 
 typedef struct range {
     uint64_t lo, hi;
+    size_t index;       /* the section's */
 } range;
 
 static int by_lo(const void *a, const void *b)
@@ -81,8 +85,9 @@ static int by_lo(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* The moving sections' file ranges, sorted; NULL with *n 0 when none (or
- * the table is not in the file: then nothing moves). */
+/* The file ranges of f's sections that move (by f's own ELF header and
+ * section table), sorted; NULL with *n 0 when none (or the table is not in
+ * the file: then nothing moves).  The writer and the recovery both ask. */
 static range *moving(const uint8_t *f, size_t size, uint64_t aend, size_t *n, bool *oom)
 {
     Elf64_Ehdr eh;
@@ -101,7 +106,7 @@ static range *moving(const uint8_t *f, size_t size, uint64_t aend, size_t *n, bo
         memcpy(&sh, f + eh.e_shoff + i * sizeof sh, sizeof sh);
         if (undo_section_moves(&sh, i, aend, eh.e_shstrndx) && sh.sh_offset <= size &&
             sh.sh_size <= size - sh.sh_offset)
-            r[(*n)++] = (range){ sh.sh_offset, sh.sh_offset + sh.sh_size };
+            r[(*n)++] = (range){ sh.sh_offset, sh.sh_offset + sh.sh_size, i };
     }
     qsort(r, *n, sizeof *r, by_lo);
     return r;
@@ -185,40 +190,38 @@ bool undo_recover(const image *img, uint8_t **bufp, size_t *sizep, char *err, si
     /* Pieces are at least 16 bytes, so the count is bounded by the record.
      * The original is its loaded part, the moved sections and the record's
      * pieces, with alignment gaps between: twice the file bounds it. */
-    if (aend > size || aend > img->file_size || size < sizeof eh || npieces > s->size / 16 ||
-        size > 2 * (uint64_t)img->file_size + s->size)
+    if (aend > size || size < sizeof eh || npieces > s->size / 16)
         return fail(err, errlen, img, "the undo record (" UNDO_SECTION ") is damaged: sizes out of range");
+    if (aend > img->file_size || size > 2 * (uint64_t)img->file_size + s->size)
+        return fail(err, errlen, img, CHANGED);
     uint8_t *buf = calloc(size, 1);
     if (!buf)
         return fail(err, errlen, img, "out of memory for the original");
+    /* The loaded part under the original's ELF header (no piece touches
+     * it), whose section table the pieces bring back. */
     memcpy(buf, img->file, aend);
-    bool ok = apply(rec, s->size, npieces, buf, size);
+    memcpy(buf, &eh, sizeof eh);
+    bool ok = apply(rec, s->size, npieces, buf, size), oom = false;
+    size_t nr = 0;
+    range *r = ok ? moving(buf, size, aend, &nr, &oom) : NULL;
     /* The moved sections, from where the rewritten image keeps them. */
-    if (ok && eh.e_shentsize == sizeof(Elf64_Shdr) && eh.e_shoff <= size &&
-        (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) <= size - eh.e_shoff) {
-        for (size_t i = 1; ok && i < eh.e_shnum; i++) {
-            Elf64_Shdr sh;
-            memcpy(&sh, buf + eh.e_shoff + i * sizeof sh, sizeof sh);
-            if (!undo_section_moves(&sh, i, aend, eh.e_shstrndx))
-                continue;
-            const image_section *now = i < img->nsections ? &img->sections[i] : NULL;
-            ok = sh.sh_offset <= size && sh.sh_size <= size - sh.sh_offset && now &&
-                 now->size >= sh.sh_size && now->offset <= img->file_size &&
-                 sh.sh_size <= img->file_size - now->offset;
-            if (ok)
-                memcpy(buf + sh.sh_offset, img->file + now->offset, sh.sh_size);
-        }
+    for (size_t i = 0; ok && i < nr; i++) {
+        const image_section *now = r[i].index < img->nsections ? &img->sections[r[i].index] : NULL;
+        uint64_t len = r[i].hi - r[i].lo;
+        ok = now && now->size >= len && now->offset <= img->file_size && len <= img->file_size - now->offset;
+        if (ok)
+            memcpy(buf + r[i].lo, img->file + now->offset, len);
     }
-    ok = ok && apply(rec, s->size, npieces, buf, size);
+    free(r);
+    ok = ok && !oom && apply(rec, s->size, npieces, buf, size);
     if (!ok) {
         free(buf);
-        return fail(err, errlen, img, "the undo record (" UNDO_SECTION ") does not fit the image: damaged");
+        return fail(err, errlen, img, oom ? "out of memory for the original" : CHANGED);
     }
-    memcpy(buf, &eh, sizeof eh);
     if (fnv1a(FNV1A_INIT, buf, size) != sum) {
         free(buf);
         return fail(err, errlen, img, "what the undo record rebuilds is not the original (checksum "
-                    "differs): the image was changed after it was rewritten");
+                    "differs): " CHANGED_WHY);
     }
     *bufp = buf;
     *sizep = size;

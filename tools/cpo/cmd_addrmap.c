@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "common/outfile.h"
 #include "rewriter/addrmap.h"
@@ -57,8 +56,7 @@ static int verify(const char *newpath, const char *origpath)
 
 static int original(const char *path, const char *out)
 {
-    struct stat a, b;
-    if (stat(path, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+    if (outfile_is(out, path)) {
         fprintf(stderr, "cpo: %s: the output is the rewritten image itself; write to a new file\n", out);
         return 2;
     }

@@ -133,7 +133,7 @@ static bool profile_sources(const cfg_program *prog, const est_selection *sel, c
     for (size_t k = 0; k < n; k++) {
         est_selection one = *sel;
         one.db = src->dbs[k / ne];
-        one.epoch = src->nepochs ? src->epochs[k % ne] : sel->epoch;
+        one.epoch = src->nepochs ? src->epochs[k % ne] : NULL;
         oi_profile p;
         bool none;
         if (!oi_profile_samples(prog, &one, line, nsets, stale, nstale, &p, &none, err, errlen)) {
@@ -259,12 +259,10 @@ int main(int argc, char **argv)
         case 'D':
             if (!push(src.dbs, &src.ndbs, sizeof src.dbs / sizeof src.dbs[0], "--db databases"))
                 return 2;
-            sel.db = optarg;
             break;
         case 'E':
             if (!push(src.epochs, &src.nepochs, sizeof src.epochs / sizeof src.epochs[0], "--epoch epochs"))
                 return 2;
-            sel.epoch = optarg;
             break;
         case 'A': sel.all_epochs = true; break;
         case 'S':
@@ -325,9 +323,9 @@ int main(int argc, char **argv)
         default: fputs(usage_text, stderr); return 2;
         }
     }
-    if (ro.instrument && !planarg && !nexact && !sel.db)
+    if (ro.instrument && !planarg && !nexact && !src.ndbs)
         planarg = "identity";
-    if (optind + 1 != argc || !!planarg + !!nexact + !!sel.db != 1 || !out) {
+    if (optind + 1 != argc || !!planarg + !!nexact + !!src.ndbs != 1 || !out) {
         fputs(usage_text, stderr);
         return 2;
     }
@@ -335,7 +333,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "optimize-image: --report goes with --db or --exact\n");
         return 2;
     }
-    if ((sel.epoch || sel.all_epochs || nimages || nstale) && !sel.db) {
+    if ((src.nepochs || sel.all_epochs || nimages || nstale) && !src.ndbs) {
         fprintf(stderr, "optimize-image: --epoch, --all-epochs, --image and --stale go with --db\n");
         return 2;
     }
@@ -375,8 +373,8 @@ int main(int argc, char **argv)
     }
     plan pl;
     bool ok;
-    if (nexact || sel.db)
-        ok = optimize(img, prog, sel.db ? &sel : NULL, &src, stale, nstale, exact, nexact, report, &oo,
+    if (nexact || src.ndbs)
+        ok = optimize(img, prog, src.ndbs ? &sel : NULL, &src, stale, nstale, exact, nexact, report, &oo,
                       &pl, err, sizeof err);
     else if (!strcmp(planarg, "identity"))
         ok = plan_identity(prog, &pl) || (snprintf(err, sizeof err, "out of memory"), false);
