@@ -32,7 +32,9 @@
 # OPT_WORKLOADS picks workloads (default "lua speedtest1 zstd"), OPT_SCRIPTS
 # the held-out lua scripts, OPT_BUILDS the builds (default all five; add
 # nocol for exact with --no-colour; exttsp and c3 for samples with
-# --blocks ext-tsp and --procs c3, which need samples), OPT_PERIOD the
+# --blocks ext-tsp and --procs c3; round2, the next round of the service
+# from a profile of the samples build, and double, its control: these need
+# samples), OPT_PERIOD the
 # sampling period (default 4000), OPT_VALUES a value-sampling period for
 # the jump hints (default 0: cycles alone; lua's plans lost 1.8 points on
 # the mean with value sampling on in the training, docs/notes/
@@ -240,6 +242,26 @@ for w in $WORKLOADS; do
       img[samples$t]=$tmp/$w.samples$t
       wbuilds="$wbuilds samples$t"
     done
+    # The service's next round: the plan from samples deployed, profiled
+    # on the same training as long again (its samples carried back through
+    # its address map), and the original optimized from both profiles in
+    # one database.  "double" is its control: the original profiled as
+    # long again instead, so the two hold as many samples and differ only
+    # in which binary the second half came from.
+    if has round2; then
+      cp -r "$tmp/$w.db" "$tmp/$w.r2db"; cp "$tmp/$w.samples" "$tmp/$w.deployed"
+      train_rounds "$w" "$tmp/$w.deployed" "$tmp/$w.r2db" "$ROUNDS" || exit 1
+      echo "round 2 samples: $(samples_in "$tmp/$w.r2db")"
+      optimize "$w.round2" "$O2" --db "$tmp/$w.r2db" --all-epochs --image "$tmp/$w.deployed" || exit 1
+      img[round2]=$tmp/$w.round2
+    fi
+    if has double; then
+      cp -r "$tmp/$w.db" "$tmp/$w.ddb"
+      train_rounds "$w" "$O2" "$tmp/$w.ddb" "$ROUNDS" || exit 1
+      echo "double samples: $(samples_in "$tmp/$w.ddb")"
+      optimize "$w.double" "$O2" --db "$tmp/$w.ddb" --all-epochs || exit 1
+      img[double]=$tmp/$w.double
+    fi
     has exttsp && { optimize "$w.exttsp" "$O2" --db "$tmp/$w.db" --all-epochs --blocks ext-tsp || exit 1
                     img[exttsp]=$tmp/$w.exttsp; }
     has c3 && { optimize "$w.c3" "$O2" --db "$tmp/$w.db" --all-epochs --procs c3 || exit 1

@@ -11,7 +11,8 @@
 #   over plain cycle sampling are the cycles charged, within 2%;
 # - loads carry the latency the cycle model timed: D-cache answers take the
 #   D-cache latency or more (a fill under way), S-cache, B-cache and memory
-#   answers their own latency or more; on copyloop, binned by level, they
+#   answers their own latency or more (copyloop has loads answered past the
+#   D-cache; bytecode's hardly any); on copyloop, binned by level, they
 #   agree with the model's per-load truth (--truth) within 5 points;
 # - the bytecode interpreter's dispatch jump: the hot list from the records
 #   names the same most frequent target as --exact, with the top three
@@ -44,8 +45,8 @@ check "--values-skip not a number refused" usage_fails "values-skip" --pmu value
 check "--values-log needs --pmu" usage_fails "needs --pmu" --values-log "$T/v"
 
 # Nothing changes without the event.
-"$AXP" run --pmu cycles:2000 --stats="$T/a.json" --sample-log "$T/a.log" "$P/bytecode-static" > /dev/null
-"$AXP" run --pmu cycles:2000 --values-length 64 --stats="$T/b.json" --sample-log "$T/b.log" \
+env -i "$AXP" run --pmu cycles:2000 --stats="$T/a.json" --sample-log "$T/a.log" "$P/bytecode-static" > /dev/null
+env -i "$AXP" run --pmu cycles:2000 --values-length 64 --stats="$T/b.json" --sample-log "$T/b.log" \
   "$P/bytecode-static" > /dev/null
 field() { python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
 check "no values event: the same cycles" [ "$(field "$T/a.json" 'd["cycles"]')" = "$(field "$T/b.json" 'd["cycles"]')" ]
@@ -54,7 +55,7 @@ check "no values event: no values in --stats" [ "$(field "$T/b.json" '"values" i
 
 run() {   # tag, extra arguments...
   local tag=$1; shift
-  "$AXP" run --pmu cycles:2000,values:10000 --values-length 32 --stats="$T/$tag.json" --values-log "$T/$tag.v" \
+  env -i "$AXP" run --pmu cycles:2000,values:10000 --values-length 32 --stats="$T/$tag.json" --values-log "$T/$tag.v" \
     --exact "$T/$tag.x" "$@" "$P/bytecode-static" > /dev/null
 }
 run v1
@@ -109,7 +110,6 @@ loads = [r for r in recs if r["lat"] is not None]
 under = [r for r in loads if r["lat"] < lowest[r["level"]]]
 ok("load latencies at least their level's", len(loads) > 1000 and not under,
    f"{len(loads)} loads, {len(under)} below their level's latency")
-ok("some loads go past the D-cache", any(r["level"] != "d" for r in loads))
 
 # The dispatch jump's hot list against --exact.
 site = None
@@ -133,16 +133,28 @@ EOF
 # Load latencies against the cycle model's own per-load truth (--truth's
 # load.* columns): copyloop's loads, binned by the level that answered,
 # within 5 points per bin for every load with at least 200 value samples.
-"$AXP" run --pmu cycles,values:5000 --values-length 32 --values-log "$T/cp.v" --truth "$T/cp.t" \
-  "$P/copyloop-static" > /dev/null
-python3 - "$T/cp.v" "$T/cp.t" <<'EOF2' || status=1
-import sys
+# bytecode's loads nearly all hit the D-cache, and whether a sample falls
+# on one of its few misses is luck (one environment more or less for the
+# guest decides it), so the levels past the D-cache are checked here, where
+# copyloop misses by design.
+env -i "$AXP" run --pmu cycles,values:5000 --values-length 32 --values-log "$T/cp.v" --truth "$T/cp.t" \
+  --stats="$T/cp.json" "$P/copyloop-static" > /dev/null
+python3 - "$T/cp.v" "$T/cp.t" "$T/cp.json" <<'EOF2' || status=1
+import json, sys
 from collections import Counter, defaultdict
+ev5 = json.load(open(sys.argv[3]))["ev5"]
+lowest = {"d": ev5["dcache.latency"], "s": ev5["scache.latency"], "b": ev5["bcache.latency"],
+          "m": ev5["scache.latency"] + ev5["mem_latency"]}
 rec = defaultdict(Counter)
+under = past = 0
 for line in open(sys.argv[1]):
     f = line.split()
     if not line.startswith("#") and f[9] != "-":
         rec[int(f[5], 16)][f[9]] += 1
+        under += int(f[8]) < lowest[f[9]]
+        past += f[9] != "d"
+print(("ok   " if past and not under else "FAIL ") +
+      f"copyloop: loads go past the D-cache, none under its level's latency ({past} past, {under} under)")
 cols, truth = None, {}
 for line in open(sys.argv[2]):
     f = line.split()
@@ -172,6 +184,6 @@ for pc, c in rec.items():
 ok = checked >= 2 and mixed >= 1 and not bad
 print(("ok   " if ok else "FAIL ") + f"load latency bins within 5 points of the model's truth ({checked} loads with "
       f">= 200 value samples, {mixed} not all one level){': ' + '; '.join(bad) if bad else ''}")
-sys.exit(0 if ok else 1)
+sys.exit(0 if ok and past and not under else 1)
 EOF2
 exit $status
