@@ -444,6 +444,185 @@ static bool table_hints(const cfg_proc *p, const est_proc_freq *fp, const opt_op
     return true;
 }
 
+/* What the passes of opt_plan share. */
+typedef struct planner {
+    const cfg_program *prog;
+    const est_freq *f;
+    const opt_options *o;
+    const ev5_params *ev5;
+    plan *pl;
+    opt_result *res;
+    uint32_t line, nsets;
+    pinfo *pi;
+    uint32_t *ran, *order;      /* the procedures that ran; their order */
+    size_t nran, nfl;
+    opt_proc_layout *L;
+    filler *fl;                 /* never-run procedures, to fill with */
+    double *prog_sets;          /* executions per I-cache set */
+    double *heat;               /* one procedure's executions per line */
+    size_t nheat;
+    double hot_share;           /* instructions that make a procedure hot */
+    lineset before, after;
+} planner;
+
+/* Chains and aligns the blocks of every procedure that ran, notes the
+ * lines it runs on at its original addresses, and lists those that did
+ * not as fillers. */
+static bool chain_all(planner *P)
+{
+    const cfg_program *prog = P->prog;
+    uint32_t maxhot = 0;
+    bool ok = true;
+    for (size_t i = 0; ok && i < prog->nprocs; i++) {
+        const cfg_proc *p = &prog->procs[i];
+        const est_proc_freq *fp = &P->f->procs[i];
+        double maxb;
+        P->pi[i].insns = proc_insns(p, fp, &maxb);
+        P->res->insns += P->pi[i].insns;
+        if (P->pi[i].insns <= 0 || !p->nblocks) {
+            if (p->nblocks && !(p->flags & (CFG_PF_MISSING | CFG_PF_BADCODE)) && p->end > p->start)
+                P->fl[P->nfl++] = (filler){ (uint32_t)i, (uint32_t)(p->end - p->start) };
+            continue;
+        }
+        P->ran[P->nran++] = (uint32_t)i;
+        ok = opt_chain_proc(p, fp, P->o, &P->L[i]);
+        if (ok && !P->o->no_align)
+            opt_align_proc(p, fp, P->ev5, &P->L[i], maxb);
+        uint32_t cold;
+        P->pi[i].hot_bytes = ok ? hot_bytes(p, &P->L[i], &cold) : 0;
+        if (P->pi[i].hot_bytes > maxhot)
+            maxhot = P->pi[i].hot_bytes;
+        for (size_t b = 0; ok && b < p->nblocks; b++)
+            if (fp->block[b] > 0)
+                ok = add_lines(&P->before, p->blocks[b].start, p->blocks[b].end, P->line, fp->block[b]);
+    }
+    P->nheat = maxhot / P->line + 64;
+    return ok && (P->heat = calloc(P->nheat, sizeof *P->heat)) != NULL;
+}
+
+/* The hot procedures' lines with the shared libraries': the offset where
+ * the program's hot code starts so that the two overlap least, filled up
+ * to with never-run procedures. */
+static uint64_t colour_shift(planner *P, bool *ok)
+{
+    uint64_t off = 0;
+    for (size_t k = 0; k < P->nran; k++) {
+        uint32_t i = P->order[k], nl = 0, al = P->pi[i].insns >= P->hot_share ? 32 : 16;
+        memset(P->heat, 0, P->nheat * sizeof *P->heat);
+        line_heat(&P->prog->procs[i], &P->f->procs[i], &P->L[i], P->line, P->heat, &nl);
+        off = (off + al - 1) & ~(uint64_t)(al - 1);
+        for (uint32_t l = 0; l < nl; l++)
+            P->prog_sets[((off + P->o->code_phase) / P->line + l) % P->nsets] += P->heat[l];
+        off += P->pi[i].hot_bytes;
+    }
+    double gain;
+    uint32_t sh = best_shift(P->prog_sets, P->o->shared_heat, P->nsets, &gain);
+    off = take_fillers(P->fl, P->nfl, (uint64_t)sh * P->line, P->pl, P->prog, &P->res->fillers, ok);
+    P->res->filler_bytes = off;
+    return off;
+}
+
+/* Procedure i into the plan at *off, with its note and its fetch cost
+ * before and after. */
+static bool emit_proc(planner *P, uint32_t i, uint64_t *off)
+{
+    const cfg_proc *p = &P->prog->procs[i];
+    const est_proc_freq *fp = &P->f->procs[i];
+    const opt_proc_layout *Lp = &P->L[i];
+    opt_result *res = P->res;
+    uint32_t nl = 0, line = P->line;
+    memset(P->heat, 0, P->nheat * sizeof *P->heat);
+    line_heat(p, fp, Lp, line, P->heat, &nl);
+    uint32_t al = P->pi[i].insns >= P->hot_share ? 32 : 16;
+    *off = (*off + al - 1) & ~(uint64_t)(al - 1);
+    plan_proc *pp = plan_add_proc(P->pl, p->start, al);
+    if (!pp)
+        return false;
+    opt_proc_note *nt = &res->notes[res->nnotes++];
+    nt->proc = i;
+    nt->insns = P->pi[i].insns;
+    nt->action = (p->flags & CFG_PF_MISSING) ? OPT_MOVED : OPT_CHAINED;
+    nt->why = (p->flags & CFG_PF_MISSING) ? "control flow not fully known: moved whole" : NULL;
+    nt->hot_bytes = hot_bytes(p, Lp, &nt->cold_bytes);
+    bool ok = true;
+    for (uint32_t l = 0; ok && l < nl; l++)
+        if (P->heat[l] > 0)
+            ok = add_lines(&P->after, *off + (uint64_t)l * line, *off + (uint64_t)l * line + 1, line,
+                           P->heat[l]);
+    *off += nt->hot_bytes;
+    for (size_t b = 0; ok && b < Lp->n; b++) {
+        if (b == Lp->split)
+            plan_set_split(pp);
+        ok = plan_add_block(pp, p->blocks[Lp->order[b]].start, Lp->align[b]);
+        nt->aligned += Lp->align[b] != 0;
+    }
+    uint32_t *orig = ok ? malloc(p->nblocks * sizeof *orig) : NULL;
+    if (!orig)
+        return false;
+    for (uint32_t b = 0; b < p->nblocks; b++)
+        orig[b] = b;
+    size_t hn = Lp->split == PLAN_NOSPLIT ? Lp->n : Lp->split;
+    nt->cost_before = opt_fetch_cost(p, fp, orig, p->nblocks, P->ev5);
+    nt->cost_after = opt_fetch_cost(p, fp, Lp->order, hn, P->ev5) +
+                     opt_fetch_cost(p, fp, Lp->order + hn, Lp->n - hn, P->ev5);
+    free(orig);
+    res->bubbles_before += nt->cost_before;
+    res->bubbles_after += nt->cost_after;
+    return true;
+}
+
+/* Hints: the rewriter points each JMP/JSR's hint field at the new address
+ * of its most frequent target; the EV5 predicts from it.  Each is counted
+ * in its procedure's note too. */
+static bool add_hints(planner *P)
+{
+    const cfg_program *prog = P->prog;
+    const opt_options *o = P->o;
+    opt_result *res = P->res;
+    uint32_t *note_of = malloc((prog->nprocs ? prog->nprocs : 1) * sizeof *note_of);
+    bool ok = note_of != NULL;
+    for (size_t i = 0; ok && i < prog->nprocs; i++)
+        note_of[i] = UINT32_MAX;
+    for (size_t k = 0; ok && k < res->nnotes; k++)
+        note_of[res->notes[k].proc] = (uint32_t)k;
+    for (size_t k = 0; ok && k < o->njumps; k++) {
+        const cfg_proc *p = cfg_proc_at(prog, o->jumps[k].pc);
+        if (!p || !cfg_proc_at(prog, o->jumps[k].target) || o->jumps[k].count <= 0)
+            continue;
+        ok = plan_add_hint(P->pl, o->jumps[k].pc, o->jumps[k].target);
+        res->hints++;
+        if (note_of[p - prog->procs] != UINT32_MAX)
+            res->notes[note_of[p - prog->procs]].hints++;
+    }
+    for (size_t k = 0; ok && k < P->nran; k++) {
+        uint32_t i = P->ran[k];
+        size_t h = 0;
+        ok = table_hints(&prog->procs[i], &P->f->procs[i], o, P->pl, &h);
+        res->hints += h;
+        if (note_of[i] != UINT32_MAX)
+            res->notes[note_of[i]].hints += (uint32_t)h;
+    }
+    free(note_of);
+    return ok;
+}
+
+static void planner_free(planner *P)
+{
+    for (size_t i = 0; i < P->prog->nprocs && P->L; i++) {
+        free(P->L[i].order);
+        free(P->L[i].align);
+    }
+    free(P->L);
+    free(P->pi);
+    free(P->ran);
+    free(P->order);
+    free(P->fl);
+    free(P->prog_sets);
+    free(P->heat);
+    free(P->before.v), free(P->before.h);
+    free(P->after.v), free(P->after.h);
+}
+
 bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, plan *pl,
               opt_result *res, char *err, size_t errlen)
 {
@@ -456,163 +635,42 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
     plan_init(pl);
     pl->name = "optimizer";
     memset(res, 0, sizeof *res);
-    size_t np = prog->nprocs, nran = 0, nfl = 0;
-    uint32_t line = ev5->icache.line, nsets = ev5->icache.size / ev5->icache.line;
-    pinfo *pi = calloc(np + 1, sizeof *pi);
-    uint32_t *ran = malloc((np + 1) * sizeof *ran), *order = NULL;
-    opt_proc_layout *L = calloc(np + 1, sizeof *L);
-    filler *fl = calloc(np + 1, sizeof *fl);
-    double *prog_sets = calloc(nsets, sizeof *prog_sets);
-    double *heat = NULL;
+    size_t np = prog->nprocs;
+    planner P = { .prog = prog, .f = f, .o = o, .ev5 = ev5, .pl = pl, .res = res,
+                  .line = ev5->icache.line, .nsets = ev5->icache.size / ev5->icache.line };
+    P.pi = calloc(np + 1, sizeof *P.pi);
+    P.ran = malloc((np + 1) * sizeof *P.ran);
+    P.L = calloc(np + 1, sizeof *P.L);
+    P.fl = calloc(np + 1, sizeof *P.fl);
+    P.prog_sets = calloc(P.nsets, sizeof *P.prog_sets);
     res->notes = calloc(np + 1, sizeof *res->notes);
-    lineset before = { 0 }, after = { 0 };
-    bool ok = pi && ran && L && fl && prog_sets && res->notes;
-    uint32_t maxhot = 0;
-    for (size_t i = 0; ok && i < np; i++) {
-        const cfg_proc *p = &prog->procs[i];
-        const est_proc_freq *fp = &f->procs[i];
-        double maxb;
-        pi[i].insns = proc_insns(p, fp, &maxb);
-        res->insns += pi[i].insns;
-        if (pi[i].insns <= 0 || !p->nblocks) {
-            if (p->nblocks && !(p->flags & (CFG_PF_MISSING | CFG_PF_BADCODE)) && p->end > p->start)
-                fl[nfl++] = (filler){ (uint32_t)i, (uint32_t)(p->end - p->start) };
-            continue;
-        }
-        ran[nran++] = (uint32_t)i;
-        ok = opt_chain_proc(p, fp, o, &L[i]);
-        if (ok && !o->no_align)
-            opt_align_proc(p, fp, ev5, &L[i], maxb);
-        uint32_t cold;
-        pi[i].hot_bytes = ok ? hot_bytes(p, &L[i], &cold) : 0;
-        if (pi[i].hot_bytes > maxhot)
-            maxhot = pi[i].hot_bytes;
-        for (size_t b = 0; ok && b < p->nblocks; b++)
-            if (fp->block[b] > 0)
-                ok = add_lines(&before, p->blocks[b].start, p->blocks[b].end, line, fp->block[b]);
-    }
-    if (ok && !(order = order_procs(prog, f, pi, ran, nran, o, res->insns, ev5->icache.size)))
+    bool ok = P.pi && P.ran && P.L && P.fl && P.prog_sets && res->notes && chain_all(&P);
+    if (ok && !(P.order = order_procs(prog, f, P.pi, P.ran, P.nran, o, res->insns, ev5->icache.size)))
         ok = false;
-    if (ok && !(heat = calloc(maxhot / line + 64, sizeof *heat)))
-        ok = false;
-    for (uint32_t k = 0; o->shared_heat && k < nsets; k++) {
+    for (uint32_t k = 0; o->shared_heat && k < P.nsets; k++) {
         res->shared_heat += o->shared_heat[k];
         res->shared_sets += o->shared_heat[k] > 0;
     }
-    double hot_share = res->insns * OPT_HOT_SHARE;
+    P.hot_share = res->insns * OPT_HOT_SHARE;
     uint64_t off = 0;
-    if (ok && !o->no_colour && o->shared_heat) {
-        /* where the executed lines land per set, unshifted */
-        for (size_t k = 0; k < nran; k++) {
-            uint32_t i = order[k], nl = 0, al = pi[i].insns >= hot_share ? 32 : 16;
-            memset(heat, 0, (maxhot / line + 64) * sizeof *heat);
-            line_heat(&prog->procs[i], &f->procs[i], &L[i], line, heat, &nl);
-            off = (off + al - 1) & ~(uint64_t)(al - 1);
-            for (uint32_t l = 0; l < nl; l++)
-                prog_sets[((off + o->code_phase) / line + l) % nsets] += heat[l];
-            off += pi[i].hot_bytes;
-        }
-        double gain;
-        uint32_t sh = best_shift(prog_sets, o->shared_heat, nsets, &gain);
-        off = take_fillers(fl, nfl, (uint64_t)sh * line, pl, prog, &res->fillers, &ok);
-        res->filler_bytes = off;
-    }
-    for (size_t k = 0; ok && k < nran; k++) {
-        uint32_t i = order[k];
-        const cfg_proc *p = &prog->procs[i];
-        const est_proc_freq *fp = &f->procs[i];
-        opt_proc_layout *Lp = &L[i];
-        bool hot = pi[i].insns >= hot_share;
-        uint32_t nl = 0;
-        memset(heat, 0, (maxhot / line + 64) * sizeof *heat);
-        line_heat(p, fp, Lp, line, heat, &nl);
-        uint32_t al = hot ? 32 : 16;
-        off = (off + al - 1) & ~(uint64_t)(al - 1);
-        plan_proc *pp = ok ? plan_add_proc(pl, p->start, al) : NULL;
-        ok = pp != NULL;
-        opt_proc_note *nt = &res->notes[res->nnotes++];
-        nt->proc = i;
-        nt->insns = pi[i].insns;
-        nt->action = (p->flags & CFG_PF_MISSING) ? OPT_MOVED : OPT_CHAINED;
-        nt->why = (p->flags & CFG_PF_MISSING) ? "control flow not fully known: moved whole" : NULL;
-        nt->hot_bytes = hot_bytes(p, Lp, &nt->cold_bytes);
-        for (uint32_t l = 0; ok && l < nl; l++)
-            if (heat[l] > 0)
-                ok = add_lines(&after, off + (uint64_t)l * line, off + (uint64_t)l * line + 1,
-                               line, heat[l]);
-        off += nt->hot_bytes;
-        for (size_t b = 0; ok && b < Lp->n; b++) {
-            if (b == Lp->split)
-                plan_set_split(pp);
-            ok = plan_add_block(pp, p->blocks[Lp->order[b]].start, Lp->align[b]);
-            nt->aligned += Lp->align[b] != 0;
-        }
-        if (!ok)
-            break;
-        uint32_t *orig = malloc(p->nblocks * sizeof *orig);
-        if (!(ok = orig != NULL))
-            break;
-        for (uint32_t b = 0; b < p->nblocks; b++)
-            orig[b] = b;
-        size_t hn = Lp->split == PLAN_NOSPLIT ? Lp->n : Lp->split;
-        nt->cost_before = opt_fetch_cost(p, fp, orig, p->nblocks, ev5);
-        nt->cost_after = opt_fetch_cost(p, fp, Lp->order, hn, ev5) +
-                         opt_fetch_cost(p, fp, Lp->order + hn, Lp->n - hn, ev5);
-        free(orig);
-        res->bubbles_before += nt->cost_before;
-        res->bubbles_after += nt->cost_after;
-    }
-    /* Hints: the rewriter points each JMP/JSR's hint field at the new
-     * address of its most frequent target; the EV5 predicts from it.  Each
-     * is counted in its procedure's note too. */
-    uint32_t *note_of = ok ? malloc((np ? np : 1) * sizeof *note_of) : NULL;
-    ok = ok && note_of != NULL;
+    if (ok && !o->no_colour && o->shared_heat)
+        off = colour_shift(&P, &ok);
+    for (size_t k = 0; ok && k < P.nran; k++)
+        ok = emit_proc(&P, P.order[k], &off);
+    ok = ok && add_hints(&P);
     for (size_t i = 0; ok && i < np; i++)
-        note_of[i] = UINT32_MAX;
-    for (size_t k = 0; ok && k < res->nnotes; k++)
-        note_of[res->notes[k].proc] = (uint32_t)k;
-    for (size_t k = 0; ok && k < o->njumps; k++) {
-        const cfg_proc *p = cfg_proc_at(prog, o->jumps[k].pc);
-        if (!p || !cfg_proc_at(prog, o->jumps[k].target) || o->jumps[k].count <= 0)
-            continue;
-        ok = plan_add_hint(pl, o->jumps[k].pc, o->jumps[k].target);
-        res->hints++;
-        if (note_of[p - prog->procs] != UINT32_MAX)
-            res->notes[note_of[p - prog->procs]].hints++;
-    }
-    for (size_t k = 0; ok && k < nran; k++) {
-        size_t h = 0;
-        ok = table_hints(&prog->procs[ran[k]], &f->procs[ran[k]], o, pl, &h);
-        res->hints += h;
-        if (note_of[ran[k]] != UINT32_MAX)
-            res->notes[note_of[ran[k]]].hints += (uint32_t)h;
-    }
-    free(note_of);
-    for (size_t i = 0; ok && i < np; i++)
-        if (pi[i].insns <= 0) {
+        if (P.pi[i].insns <= 0) {
             opt_proc_note *nt = &res->notes[res->nnotes++];
             nt->proc = (uint32_t)i;
             nt->action = OPT_COLD;
             nt->why = "never ran";
         }
     if (ok)
-        ok = count_lines(&before, o->shared_heat, nsets, 0, &res->hot_lines_before,
+        ok = count_lines(&P.before, o->shared_heat, P.nsets, 0, &res->hot_lines_before,
                          &res->conflict_before) &&
-             count_lines(&after, o->shared_heat, nsets, o->code_phase / line,
+             count_lines(&P.after, o->shared_heat, P.nsets, o->code_phase / P.line,
                          &res->hot_lines_after, &res->conflict_after);
-    for (size_t i = 0; i < np && L; i++) {
-        free(L[i].order);
-        free(L[i].align);
-    }
-    free(L);
-    free(pi);
-    free(ran);
-    free(order);
-    free(fl);
-    free(prog_sets);
-    free(heat);
-    free(before.v), free(before.h);
-    free(after.v), free(after.h);
+    planner_free(&P);
     if (!ok) {
         snprintf(err, errlen, "optimizer: out of memory");
         plan_free(pl);
