@@ -214,7 +214,22 @@ static bool optimize(const image *img, const cfg_program *prog, const est_select
     return ok;
 }
 
-int main(int argc, char **argv)
+/* The command line. */
+typedef struct args {
+    const char *in, *planarg, *out, *wplan, *report;
+    const char *exact[64], *images[256], *stale[16];
+    size_t nexact, nimages, nstale;
+    sources src;
+    opt_options oo;
+    est_selection sel;
+    uint64_t seed;
+    bool seeded;
+    rw_options ro;
+} args;
+
+/* Reads the command line into *a: -1 to go on, else the status to exit
+ * with (0 after --help, 2 after a usage error, said). */
+static int parse_args(int argc, char **argv, args *a)
 {
     static const struct option opts[] = {
         { "plan", required_argument, 0, 'p' },
@@ -238,46 +253,38 @@ int main(int argc, char **argv)
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
-    const char *planarg = NULL, *out = NULL, *wplan = NULL, *report = NULL;
-    const char *exact[64], *images[256], *stale[16];
-    size_t nexact = 0, nimages = 0, nstale = 0;
-    sources src = { .ndbs = 0 };
-    opt_options oo = { 0 };
-    est_selection sel = { 0 };
-    uint64_t seed = 1;
-    bool seeded = false;
-    rw_options ro = { 0 };
+    *a = (args){ .seed = 1 };
     int c;
     while ((c = getopt_long(argc, argv, "p:s:cw:vo:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'p': planarg = optarg; break;
+        case 'p': a->planarg = optarg; break;
         case 'x':
-            if (!push(exact, &nexact, sizeof exact / sizeof exact[0], "--exact files"))
+            if (!push(a->exact, &a->nexact, sizeof a->exact / sizeof a->exact[0], "--exact files"))
                 return 2;
             break;
-        case 'r': report = optarg; break;
+        case 'r': a->report = optarg; break;
         case 'D':
-            if (!push(src.dbs, &src.ndbs, sizeof src.dbs / sizeof src.dbs[0], "--db databases"))
+            if (!push(a->src.dbs, &a->src.ndbs, sizeof a->src.dbs / sizeof a->src.dbs[0], "--db databases"))
                 return 2;
             break;
         case 'E':
-            if (!push(src.epochs, &src.nepochs, sizeof src.epochs / sizeof src.epochs[0], "--epoch epochs"))
+            if (!push(a->src.epochs, &a->src.nepochs, sizeof a->src.epochs / sizeof a->src.epochs[0], "--epoch epochs"))
                 return 2;
             break;
-        case 'A': sel.all_epochs = true; break;
+        case 'A': a->sel.all_epochs = true; break;
         case 'S':
-            if (!push(stale, &nstale, sizeof stale / sizeof stale[0], "--stale images"))
+            if (!push(a->stale, &a->nstale, sizeof a->stale / sizeof a->stale[0], "--stale images"))
                 return 2;
             break;
         case 'I':
-            if (!push(images, &nimages, sizeof images / sizeof images[0], "--image files"))
+            if (!push(a->images, &a->nimages, sizeof a->images / sizeof a->images[0], "--image files"))
                 return 2;
             break;
-        case 'W': oo.split_warm = true; break;
-        case 'C': oo.no_colour = true; break;
+        case 'W': a->oo.split_warm = true; break;
+        case 'C': a->oo.no_colour = true; break;
         case 'P':
             if (!strcmp(optarg, "c3") || !strcmp(optarg, "pettis-hansen"))
-                oo.c3 = !strcmp(optarg, "c3");
+                a->oo.c3 = !strcmp(optarg, "c3");
             else {
                 fprintf(stderr, "optimize-image: --procs '%s': 'pettis-hansen' or 'c3'\n", optarg);
                 return 2;
@@ -285,7 +292,7 @@ int main(int argc, char **argv)
             break;
         case 'B':
             if (!strcmp(optarg, "ext-tsp") || !strcmp(optarg, "pettis-hansen"))
-                oo.exttsp = !strcmp(optarg, "ext-tsp");
+                a->oo.exttsp = !strcmp(optarg, "ext-tsp");
             else {
                 fprintf(stderr, "optimize-image: --blocks '%s': 'pettis-hansen' or 'ext-tsp'\n",
                         optarg);
@@ -294,58 +301,121 @@ int main(int argc, char **argv)
             break;
         case 's': {
             char *end;
-            seed = strtoull(optarg, &end, 0);
+            a->seed = strtoull(optarg, &end, 0);
             if (!*optarg || *end) {
                 fprintf(stderr, "optimize-image: --seed '%s' is not a number\n", optarg);
                 return 2;
             }
-            seeded = true;
+            a->seeded = true;
             break;
         }
-        case 'c': ro.check = true; break;
+        case 'c': a->ro.check = true; break;
         case 'N':
             if (!strcmp(optarg, "paths"))
-                ro.instrument = RW_INSTRUMENT_PATHS;
+                a->ro.instrument = RW_INSTRUMENT_PATHS;
             else if (!strcmp(optarg, "cct"))
-                ro.instrument = RW_INSTRUMENT_CCT;
+                a->ro.instrument = RW_INSTRUMENT_CCT;
             else if (!strcmp(optarg, "paths,cct") || !strcmp(optarg, "cct,paths"))
-                ro.instrument = RW_INSTRUMENT_PATHS | RW_INSTRUMENT_CCT;
+                a->ro.instrument = RW_INSTRUMENT_PATHS | RW_INSTRUMENT_CCT;
             else {
                 fprintf(stderr, "optimize-image: --instrument '%s': 'paths', 'cct' or 'paths,cct'\n",
                         optarg);
                 return 2;
             }
             break;
-        case 'w': wplan = optarg; break;
-        case 'v': ro.log = stdout; break;
-        case 'o': out = optarg; break;
+        case 'w': a->wplan = optarg; break;
+        case 'v': a->ro.log = stdout; break;
+        case 'o': a->out = optarg; break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return 2;
         }
     }
-    if (ro.instrument && !planarg && !nexact && !src.ndbs)
-        planarg = "identity";
-    if (optind + 1 != argc || !!planarg + !!nexact + !!src.ndbs != 1 || !out) {
+    if (a->ro.instrument && !a->planarg && !a->nexact && !a->src.ndbs)
+        a->planarg = "identity";
+    if (optind + 1 != argc || !!a->planarg + !!a->nexact + !!a->src.ndbs != 1 || !a->out) {
         fputs(usage_text, stderr);
         return 2;
     }
-    if (report && planarg) {
+    a->in = argv[optind];
+    if (a->report && a->planarg) {
         fprintf(stderr, "optimize-image: --report goes with --db or --exact\n");
         return 2;
     }
-    if ((src.nepochs || sel.all_epochs || nimages || nstale) && !src.ndbs) {
+    if ((a->src.nepochs || a->sel.all_epochs || a->nimages || a->nstale) && !a->src.ndbs) {
         fprintf(stderr, "optimize-image: --epoch, --all-epochs, --image and --stale go with --db\n");
         return 2;
     }
-    sel.image_files = images;
-    sel.nimage_files = nimages;
-    const image *open[1];
-    sel.warn = warn_once;
-    if (seeded && (!planarg || strcmp(planarg, "random"))) {
+    if (a->seeded && (!a->planarg || strcmp(a->planarg, "random"))) {
         fprintf(stderr, "optimize-image: --seed goes with --plan random\n");
         return 2;
     }
-    const char *in = argv[optind];
+    a->sel.image_files = a->images;
+    a->sel.nimage_files = a->nimages;
+    a->sel.warn = warn_once;
+    return -1;
+}
+
+/* What the rewrite did, and the time it took. */
+static void print_stats(const args *a, const rw_stats *st, double t0, double t1, double t2)
+{
+    printf("%s -> %s: %zu procedures, %zu moved, %zu left in place\n", a->in, a->out, st->procs,
+           st->moved, st->procs - st->moved);
+    for (unsigned r = 1; r < RW_NREASONS; r++)
+        if (st->pinned[r])
+            printf("  left in place: %zu %s\n", st->pinned[r], rw_reason_name(r));
+    for (unsigned r = 1; r < RW_NREASONS; r++)
+        if (st->rigid[r])
+            printf("  moved whole, blocks not reordered: %zu %s\n", st->rigid[r], rw_reason_name(r));
+    printf("code: %" PRIu64 " bytes moved, %" PRIu64 " bytes emitted at 0x%" PRIx64
+           "; %zu branches added, %zu removed, %zu inverted\n",
+           st->old_text, st->new_text, st->seg_addr, st->branches_added, st->branches_removed,
+           st->branches_inverted);
+    printf("unwind: %zu FDEs written for moved code, %zu copied; %zu layout rounds\n",
+           st->fdes_new, st->fdes_copied, st->rounds);
+    if (a->ro.instrument) {
+        printf("instrumented: %s counted in %zu procedures, %" PRIu64 " bytes of code "
+               "inserted, %" PRIu64 " bytes of counters; %zu system calls hooked",
+               a->ro.instrument == RW_INSTRUMENT_CCT ? "calling contexts"
+               : a->ro.instrument == RW_INSTRUMENT_PATHS ? "paths" : "paths and calling contexts",
+               st->ins_procs, st->ins_bytes, st->counter_bytes, st->hooks);
+        if (st->unhooked)
+            printf(", %zu in code left in place not hooked", st->unhooked);
+        if (st->spills)
+            printf("; %zu places with no free registers save three", st->spills);
+        if (st->hashed)
+            printf("; %zu procedures with more than 65,536 paths count in hashed tables", st->hashed);
+        printf("\n");
+        for (unsigned r = 0; r < sizeof st->noins / sizeof st->noins[0]; r++)
+            if (st->noins[r])
+                printf("  not counted: %zu %s\n", st->noins[r], rw_noins_name(r));
+    }
+    printf("time: %.3f s (analysis %.3f s, rewrite %.3f s)%s\n", t2 - t0, t1 - t0, t2 - t1,
+           a->ro.check ? ", check mode" : "");
+}
+
+/* The plan to path, whole or not at all. */
+static bool write_plan(const char *path, const plan *pl, char *err, size_t errlen)
+{
+    outfile of;
+    if (!outfile_open(&of, path, 0666, err, errlen))
+        return false;
+    FILE *f = outfile_stream(&of);
+    if (!f || !plan_write(f, pl)) {
+        outfile_abort(&of);
+        snprintf(err, errlen, "%s: cannot write the plan", path);
+        return false;
+    }
+    return outfile_commit(&of, err, errlen);
+}
+
+int main(int argc, char **argv)
+{
+    args a;
+    int st0 = parse_args(argc, argv, &a);
+    if (st0 >= 0)
+        return st0;
+    const char *in = a.in;
+    const image *open[1];
     double t0 = now();
     image_error ierr;
     image *img = image_open(in, &ierr);
@@ -357,8 +427,8 @@ int main(int argc, char **argv)
         return 1;
     /* Its samples are found by build-id, wherever its file is now. */
     open[0] = img;
-    sel.open_images = open;
-    sel.nopen_images = 1;
+    a.sel.open_images = open;
+    a.sel.nopen_images = 1;
     if (!image_require_relocs(img, &ierr)) {
         fprintf(stderr, "optimize-image: %s\n", ierr.msg);
         image_close(img);
@@ -373,69 +443,26 @@ int main(int argc, char **argv)
     }
     plan pl;
     bool ok;
-    if (nexact || src.ndbs)
-        ok = optimize(img, prog, src.ndbs ? &sel : NULL, &src, stale, nstale, exact, nexact, report, &oo,
-                      &pl, err, sizeof err);
-    else if (!strcmp(planarg, "identity"))
+    if (a.nexact || a.src.ndbs)
+        ok = optimize(img, prog, a.src.ndbs ? &a.sel : NULL, &a.src, a.stale, a.nstale, a.exact, a.nexact,
+                      a.report, &a.oo, &pl, err, sizeof err);
+    else if (!strcmp(a.planarg, "identity"))
         ok = plan_identity(prog, &pl) || (snprintf(err, sizeof err, "out of memory"), false);
-    else if (!strcmp(planarg, "random"))
-        ok = plan_random(prog, seed, &pl) || (snprintf(err, sizeof err, "out of memory"), false);
+    else if (!strcmp(a.planarg, "random"))
+        ok = plan_random(prog, a.seed, &pl) || (snprintf(err, sizeof err, "out of memory"), false);
     else
-        ok = plan_read_file(planarg, &pl, err, sizeof err);
-    if (ok && wplan) {
-        outfile of;
-        ok = outfile_open(&of, wplan, 0666, err, sizeof err);
-        FILE *f = ok ? outfile_stream(&of) : NULL;
-        if (ok && (!f || !plan_write(f, &pl))) {
-            outfile_abort(&of);
-            snprintf(err, sizeof err, "%s: cannot write the plan", wplan);
-            ok = false;
-        } else if (ok) {
-            ok = outfile_commit(&of, err, sizeof err);
-        }
-    }
+        ok = plan_read_file(a.planarg, &pl, err, sizeof err);
+    if (ok && a.wplan)
+        ok = write_plan(a.wplan, &pl, err, sizeof err);
     rw_stats st;
     double t1 = now();
     if (ok)
-        ok = rw_rewrite(img, prog, &pl, &ro, out, &st, err, sizeof err);
+        ok = rw_rewrite(img, prog, &pl, &a.ro, a.out, &st, err, sizeof err);
     double t2 = now();
-    if (!ok) {
+    if (!ok)
         fprintf(stderr, "optimize-image: %s\n", err);
-    } else {
-        printf("%s -> %s: %zu procedures, %zu moved, %zu left in place\n", in, out, st.procs,
-               st.moved, st.procs - st.moved);
-        for (unsigned r = 1; r < RW_NREASONS; r++)
-            if (st.pinned[r])
-                printf("  left in place: %zu %s\n", st.pinned[r], rw_reason_name(r));
-        for (unsigned r = 1; r < RW_NREASONS; r++)
-            if (st.rigid[r])
-                printf("  moved whole, blocks not reordered: %zu %s\n", st.rigid[r], rw_reason_name(r));
-        printf("code: %" PRIu64 " bytes moved, %" PRIu64 " bytes emitted at 0x%" PRIx64
-               "; %zu branches added, %zu removed, %zu inverted\n",
-               st.old_text, st.new_text, st.seg_addr, st.branches_added, st.branches_removed,
-               st.branches_inverted);
-        printf("unwind: %zu FDEs written for moved code, %zu copied; %zu layout rounds\n",
-               st.fdes_new, st.fdes_copied, st.rounds);
-        if (ro.instrument) {
-            printf("instrumented: %s counted in %zu procedures, %" PRIu64 " bytes of code "
-                   "inserted, %" PRIu64 " bytes of counters; %zu system calls hooked",
-                   ro.instrument == RW_INSTRUMENT_CCT ? "calling contexts"
-                   : ro.instrument == RW_INSTRUMENT_PATHS ? "paths" : "paths and calling contexts",
-                   st.ins_procs, st.ins_bytes, st.counter_bytes, st.hooks);
-            if (st.unhooked)
-                printf(", %zu in code left in place not hooked", st.unhooked);
-            if (st.spills)
-                printf("; %zu places with no free registers save three", st.spills);
-            if (st.hashed)
-                printf("; %zu procedures with more than 65,536 paths count in hashed tables", st.hashed);
-            printf("\n");
-            for (unsigned r = 0; r < sizeof st.noins / sizeof st.noins[0]; r++)
-                if (st.noins[r])
-                    printf("  not counted: %zu %s\n", st.noins[r], rw_noins_name(r));
-        }
-        printf("time: %.3f s (analysis %.3f s, rewrite %.3f s)%s\n", t2 - t0, t1 - t0, t2 - t1,
-               ro.check ? ", check mode" : "");
-    }
+    else
+        print_stats(&a, &st, t0, t1, t2);
     plan_free(&pl);
     cfg_free(prog);
     image_close(img);
