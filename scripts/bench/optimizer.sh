@@ -34,7 +34,10 @@
 # nocol for exact with --no-colour; exttsp and c3 for samples with
 # --blocks ext-tsp and --procs c3; round2, the next round of the service
 # from a profile of the samples build, and double, its control: these need
-# samples), OPT_PERIOD the
+# samples), OPT_EXACT_DRAWS further plans from the exact counts each
+# perturbed by 2% (builds exactp1, exactp2...: one plan is one draw from a
+# spread of points; the mean of exact and its draws is printed; default 0),
+# OPT_PERIOD the
 # sampling period (default 4000), OPT_VALUES a value-sampling period for
 # the jump hints (default 0: cycles alone; lua's plans lost 1.8 points on
 # the mean with value sampling on in the training, docs/notes/
@@ -64,6 +67,7 @@ PERIOD=${OPT_PERIOD:-4000}
 SAMPLES=${OPT_SAMPLES:-1000000}
 TRAININGS=${OPT_TRAININGS:-3}
 VALUES=${OPT_VALUES:-0}
+EXACT_DRAWS=${OPT_EXACT_DRAWS:-0}
 PMU="cycles:$PERIOD"
 [ "$VALUES" -gt 0 ] && PMU="$PMU,values:$VALUES"
 has() { case " $BUILDS " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -226,6 +230,7 @@ for w in $WORKLOADS; do
   fi
   echo; echo "$w: training on $(train_lines "$w" | sed "s|$tmp/||g" | paste -sd, -)"
   declare -A img=([O2]=$O2)
+  wbuilds=$BUILDS
   if has exact || has nocol; then
     ex=$(train_exact "$w" "$O2") || exit 1
     # shellcheck disable=SC2086
@@ -233,8 +238,19 @@ for w in $WORKLOADS; do
                    cost_check "$w.exact" "$tmp/$w.exact" 1; }
     # shellcheck disable=SC2086
     has nocol && { optimize "$w.nocol" "$O2" $ex --no-colour || exit 1; img[nocol]=$tmp/$w.nocol; }
+    # Further draws of the exact plan: the same counts, each perturbed by
+    # 2% (scripts/bench/perturb-exact.py), for the spread one plan hides.
+    for d in $(seq 1 "$EXACT_DRAWS"); do
+      pex=()
+      for f in $ex; do
+        case $f in --exact) pex+=(--exact) ;;
+          *) scripts/bench/perturb-exact.py --seed "$d" "$f" "$f.p$d" || exit 1; pex+=("$f.p$d") ;; esac
+      done
+      optimize "$w.exactp$d" "$O2" "${pex[@]}" || exit 1
+      img[exactp$d]=$tmp/$w.exactp$d
+      wbuilds="$wbuilds exactp$d"
+    done
   fi
-  wbuilds=$BUILDS
   if has samples; then
     train_samples "$w" "$O2" "$tmp/$w.db" || exit 1
     optimize "$w.samples" "$O2" --db "$tmp/$w.db" --all-epochs || exit 1
@@ -312,10 +328,15 @@ for w in $WORKLOADS; do
     done
   done < <(held_lines "$w") | tee "$tmp/$w.table"
   geomean "$tmp/$w.table" | tee "$tmp/$w.geo"
-  awk '$2 ~ /^samples[0-9]*$/ { n++; s += $5; if (n == 1 || $5 < lo) lo = $5; if ($5 > hi) hi = $5
-                                 if (match($0, /, [0-9.]+% as a geo/)) gm += substr($0, RSTART + 2, RLENGTH - 11) }
-       END { if (n > 1) printf "samples over %d trainings: cycles ratio %.4f on the mean (%.4f to %.4f), I-cache misses %.1f%% fewer as a geometric mean, on the mean\n",
-             n, s / n, lo, hi, gm / n }' \
+  # The mean of each family of draws: samples, samples2, ... (trainings)
+  # and exact, exactp1, ... (perturbed exact counts).
+  awk '$2 ~ /^(samples[0-9]*|exact(p[0-9]+)?)$/ {
+         f = $2; sub(/p?[0-9]+$/, "", f); n[f]++; s[f] += $5
+         if (n[f] == 1 || $5 < lo[f]) lo[f] = $5; if ($5 > hi[f]) hi[f] = $5
+         if (match($0, /, [0-9.]+% as a geo/)) gm[f] += substr($0, RSTART + 2, RLENGTH - 11) }
+       END { for (f in n) if (n[f] > 1)
+               printf "%s over %d %s: cycles ratio %.4f on the mean (%.4f to %.4f), I-cache misses %.1f%% fewer as a geometric mean, on the mean\n",
+                 f, n[f], f == "exact" ? "draws" : "trainings", s[f] / n[f], lo[f], hi[f], gm[f] / n[f] }' \
     "$tmp/$w.geo"
   unset img
 done
