@@ -26,9 +26,10 @@
 # stall cycles (I-cache + taken branch + mispredicts), the share of O2's
 # layout stalls removed; every output and status compared with O2's.  Then
 # optimize-image's own time and memory.  Every build runs from the same
-# path, so argv and the stack are the same for all, and with its heap at
-# the same address (axp run --brk, above every build's image), so the
-# builds differ in their code alone.
+# path and in an environment holding only AXP_EPOCH, so argv and the stack
+# are the same for all (and on every machine), and with its heap at the
+# same address (axp run --brk, above every build's image), so the builds
+# differ in their code alone.
 # OPT_WORKLOADS picks workloads (default "lua speedtest1 zstd"), OPT_SCRIPTS
 # the held-out lua scripts, OPT_BUILDS the builds (default all five; add
 # nocol for exact with --no-colour; exttsp and c3 for samples with
@@ -71,6 +72,11 @@ EXACT_DRAWS=${OPT_EXACT_DRAWS:-0}
 PMU="cycles:$PERIOD"
 [ "$VALUES" -gt 0 ] && PMU="$PMU,values:$VALUES"
 has() { case " $BUILDS " in *" $1 "*) return 0 ;; esac; return 1; }
+# axp with nothing of the caller's environment but the guest clock: axp
+# hands its environment to the guest, whose stack, and so its cycles,
+# would move with the caller's variables (docs/testing.md).  The figures
+# are then the same on any machine.
+axp() { env -i AXP_EPOCH="$AXP_EPOCH" "$AXP" "$@"; }
 
 # stat FILE KEY...: numbers from axp's --stats JSON
 stat() { python3 -c 'import json,sys
@@ -135,7 +141,7 @@ train_exact() {
   while read -r args; do
     rm -f "$tmp/train.sqlite"
     # shellcheck disable=SC2086
-    "$AXP" run --exact "$tmp/$1.ex.$i" -- "$2" $args >/dev/null 2>&1 || { echo "training run failed: $2 $args" >&2; return 1; }
+    axp run --exact "$tmp/$1.ex.$i" -- "$2" $args >/dev/null 2>&1 || { echo "training run failed: $2 $args" >&2; return 1; }
     opts+=(--exact "$tmp/$1.ex.$i"); i=$((i + 1))
   done < <(train_lines "$1")
   echo "${opts[@]}"
@@ -151,7 +157,7 @@ train_rounds() {
       rm -f "$tmp/train.sqlite"
       # shellcheck disable=SC2086
       TRAIN_SEED=$((TRAIN_SEED + 1))
-      "$AXP" run --pmu "$PMU" --pmu-seed "$TRAIN_SEED" --collector "$3" -- "$2" $args >/dev/null 2>&1 ||
+      axp run --pmu "$PMU" --pmu-seed "$TRAIN_SEED" --collector "$3" -- "$2" $args >/dev/null 2>&1 ||
         { echo "training run failed: $2 $args" >&2; "$CPO" quit --db "$3" >/dev/null; return 1; }
     done < <(train_lines "$1")
   done
@@ -210,7 +216,7 @@ cost_check() {
       for x in "$O2" "$img"; do
         cp "$x" "$tmp/run/$w"; rm -f "$tmp/train.sqlite"
         # shellcheck disable=SC2086
-        "$AXP" run --timing --ev5 icache.size=$ic --stats="$tmp/cost.json" -- "$tmp/run/$w" $args >/dev/null 2>&1
+        axp run --timing --ev5 icache.size=$ic --stats="$tmp/cost.json" -- "$tmp/run/$w" $args >/dev/null 2>&1
         if [ "$x" = "$O2" ]; then m0=$((m0 + $(stat "$tmp/cost.json" taken))); else m1=$((m1 + $(stat "$tmp/cost.json" taken))); fi
       done
     done < <(train_lines "$w")
@@ -225,8 +231,8 @@ for w in $WORKLOADS; do
   [ -f "$O2" ] || { echo "$w: not built (make workloads)"; continue; }
   if [ "$w" = zstd ]; then
     "$WL/host/datagen" -g1M -P40 -s7 >"$tmp/z.train.in"; "$WL/host/datagen" -g1M -P60 -s3 >"$tmp/z.in"
-    "$AXP" run -- "$O2" -q -3 -c "$tmp/z.in" >"$tmp/z.in.zst"
-    "$AXP" run -- "$O2" -q -3 -c "$tmp/z.train.in" >"$tmp/z.train.in.zst"
+    axp run -- "$O2" -q -3 -c "$tmp/z.in" >"$tmp/z.in.zst"
+    axp run -- "$O2" -q -3 -c "$tmp/z.train.in" >"$tmp/z.train.in.zst"
   fi
   echo; echo "$w: training on $(train_lines "$w" | sed "s|$tmp/||g" | paste -sd, -)"
   declare -A img=([O2]=$O2)
@@ -319,7 +325,7 @@ for w in $WORKLOADS; do
       mkdir -p "$tmp/run"; cp "${img[$b]}" "$tmp/run/$w"
       rm -f "$tmp/run.sqlite"
       # shellcheck disable=SC2086
-      "$AXP" run --brk "$brk" --timing --stats="$tmp/$n.$b.json" -- "$tmp/run/$w" $args >"$tmp/raw" 2>&1
+      axp run --brk "$brk" --timing --stats="$tmp/$n.$b.json" -- "$tmp/run/$w" $args >"$tmp/raw" 2>&1
       st=$?
       normalise "$w" <"$tmp/raw" >"$tmp/$n.$b.out"
       echo "status $st" >>"$tmp/$n.$b.out"
