@@ -241,10 +241,11 @@ static bool min_cost_flow(net *g, uint32_t ss, uint32_t sk, double need)
             break;
         /* Nodes not settled before sk (their distance is at least sk's)
          * move with sk, which keeps every reduced cost non-negative.
-         * Stopping at sk rather than settling the whole network made
-         * sqlite3VdbeExec's 624 paths 9 times faster; the flows' costs were
-         * the same for every procedure of speedtest1, only ties between
-         * equally cheap flows went another way. */
+         * Stopping at sk rather than settling the whole network took
+         * speedtest1's solves from 2.45 s to 0.28 s (sqlite3VdbeExec, 624
+         * paths, the most of it); the least costs were the same for every
+         * procedure of speedtest1 and lua, only ties between equally cheap
+         * flows went another way. */
         double dsk = dist[sk];
         for (size_t v = 0; v < nn; v++)
             pot[v] += dist[v] < dsk ? dist[v] : dsk;

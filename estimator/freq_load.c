@@ -41,11 +41,11 @@ static bool load_image(const est_selection *selp, const image *img, const char *
         return false;
     }
     size_t n = 0;
-    for (size_t i = 0; i < selp->nopen_images; i++)
-        open[n++] = selp->open_images[i];
     bool known = false;
-    for (size_t i = 0; i < n; i++)
-        known |= open[i] == img;
+    for (size_t i = 0; i < selp->nopen_images; i++) {
+        open[n++] = selp->open_images[i];
+        known |= selp->open_images[i] == img;
+    }
     if (!known)
         open[n++] = img;
     sel.events = events;

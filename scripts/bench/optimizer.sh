@@ -197,6 +197,18 @@ optimize() {
   sed -n 2,3p "$tmp/$name.report"
 }
 
+# again BUILD BIN [OPTION...]: the first training's database profiled as
+# many rounds again on BIN, then O2 optimized from all of it as BUILD.
+again() {
+  local b=$1 bin=$2
+  shift 2
+  cp -r "$tmp/$w.db" "$tmp/$w.$b.db"
+  train_rounds "$w" "$bin" "$tmp/$w.$b.db" "$ROUNDS" || return 1
+  echo "$b samples: $(samples_in "$tmp/$w.$b.db")"
+  optimize "$w.$b" "$O2" --db "$tmp/$w.$b.db" --all-epochs "$@" || return 1
+  img[$b]=$tmp/$w.$b
+}
+
 # cost_check NAME IMG ROUNDS: the report's predicted taken-branch cycles
 # saved, per pass of the training (the profile held ROUNDS of them),
 # against the taken-branch stall cycles axp measures on the training
@@ -279,19 +291,10 @@ for w in $WORKLOADS; do
     # long again instead, so the two hold as many samples and differ only
     # in which binary the second half came from.
     if has round2; then
-      cp -r "$tmp/$w.db" "$tmp/$w.r2db"; cp "$tmp/$w.samples" "$tmp/$w.deployed"
-      train_rounds "$w" "$tmp/$w.deployed" "$tmp/$w.r2db" "$ROUNDS" || exit 1
-      echo "round 2 samples: $(samples_in "$tmp/$w.r2db")"
-      optimize "$w.round2" "$O2" --db "$tmp/$w.r2db" --all-epochs --image "$tmp/$w.deployed" || exit 1
-      img[round2]=$tmp/$w.round2
+      cp "$tmp/$w.samples" "$tmp/$w.deployed"
+      again round2 "$tmp/$w.deployed" --image "$tmp/$w.deployed" || exit 1
     fi
-    if has double; then
-      cp -r "$tmp/$w.db" "$tmp/$w.ddb"
-      train_rounds "$w" "$O2" "$tmp/$w.ddb" "$ROUNDS" || exit 1
-      echo "double samples: $(samples_in "$tmp/$w.ddb")"
-      optimize "$w.double" "$O2" --db "$tmp/$w.ddb" --all-epochs || exit 1
-      img[double]=$tmp/$w.double
-    fi
+    has double && { again double "$O2" || exit 1; }
     has exttsp && { optimize "$w.exttsp" "$O2" --db "$tmp/$w.db" --all-epochs --blocks ext-tsp || exit 1
                     img[exttsp]=$tmp/$w.exttsp; }
     has c3 && { optimize "$w.c3" "$O2" --db "$tmp/$w.db" --all-epochs --procs c3 || exit 1

@@ -111,6 +111,8 @@ static bool push(const char **v, size_t *n, size_t cap, const char *what)
     v[(*n)++] = optarg;
     return true;
 }
+/* push for an array field v counted by n */
+#define PUSH(v, n, what) push((v), &(n), sizeof (v) / sizeof (v)[0], what)
 
 /* Where samples come from: each database given (--db), in each epoch given
  * (--epoch; none: the current one, or all with --all-epochs). */
@@ -259,25 +261,25 @@ static int parse_args(int argc, char **argv, args *a)
         switch (c) {
         case 'p': a->planarg = optarg; break;
         case 'x':
-            if (!push(a->exact, &a->nexact, sizeof a->exact / sizeof a->exact[0], "--exact files"))
+            if (!PUSH(a->exact, a->nexact, "--exact files"))
                 return 2;
             break;
         case 'r': a->report = optarg; break;
         case 'D':
-            if (!push(a->src.dbs, &a->src.ndbs, sizeof a->src.dbs / sizeof a->src.dbs[0], "--db databases"))
+            if (!PUSH(a->src.dbs, a->src.ndbs, "--db databases"))
                 return 2;
             break;
         case 'E':
-            if (!push(a->src.epochs, &a->src.nepochs, sizeof a->src.epochs / sizeof a->src.epochs[0], "--epoch epochs"))
+            if (!PUSH(a->src.epochs, a->src.nepochs, "--epoch epochs"))
                 return 2;
             break;
         case 'A': a->sel.all_epochs = true; break;
         case 'S':
-            if (!push(a->stale, &a->nstale, sizeof a->stale / sizeof a->stale[0], "--stale images"))
+            if (!PUSH(a->stale, a->nstale, "--stale images"))
                 return 2;
             break;
         case 'I':
-            if (!push(a->images, &a->nimages, sizeof a->images / sizeof a->images[0], "--image files"))
+            if (!PUSH(a->images, a->nimages, "--image files"))
                 return 2;
             break;
         case 'W': a->oo.split_warm = true; break;
