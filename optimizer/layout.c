@@ -461,6 +461,7 @@ typedef struct planner {
     double *prog_sets;          /* executions per I-cache set */
     double *heat;               /* one procedure's executions per line */
     size_t nheat;
+    uint32_t *gap;              /* lines of nops before each procedure */
     double hot_share;           /* instructions that make a procedure hot */
     lineset before, after;
 } planner;
@@ -500,6 +501,133 @@ static bool chain_all(planner *P)
     return ok && (P->heat = calloc(P->nheat, sizeof *P->heat)) != NULL;
 }
 
+/* Each hot procedure's partners: the hot procedures it calls directly or
+ * is called by, as lists in (*list)[(*first)[i] .. (*first)[i + 1]). */
+static bool partner_lists(planner *P, uint32_t **first, uint32_t **list)
+{
+    const cfg_program *prog = P->prog;
+    size_t np = prog->nprocs, ne = 0, cap = 64;
+    uint32_t *e = malloc(cap * 2 * sizeof *e), *cnt = calloc(np + 1, sizeof *cnt);
+    *first = cnt;
+    *list = NULL;
+    for (size_t k = 0; e && cnt && k < P->nran; k++) {
+        uint32_t i = P->ran[k];
+        const cfg_proc *p = &prog->procs[i];
+        if (P->pi[i].insns < P->hot_share)
+            continue;
+        for (size_t c = 0; c < p->ncalls; c++) {
+            const cfg_proc *q = p->calls[c].target ? cfg_proc_at(prog, p->calls[c].target) : NULL;
+            uint32_t j = q ? (uint32_t)(q - prog->procs) : i;
+            if (j == i || P->pi[j].insns < P->hot_share)
+                continue;
+            if (ne == cap) {
+                uint32_t *ne2 = realloc(e, (cap *= 2) * 2 * sizeof *e);
+                if (!ne2)
+                    goto oom;
+                e = ne2;
+            }
+            e[2 * ne] = i, e[2 * ne + 1] = j, ne++;
+        }
+    }
+    if (!e || !cnt || !(*list = malloc((2 * ne + 1) * sizeof **list)))
+        goto oom;
+    for (size_t k = 0; k < 2 * ne; k++)
+        cnt[e[k] + 1]++;
+    for (size_t i = 0; i < np; i++)
+        cnt[i + 1] += cnt[i];
+    uint32_t *at = malloc((np + 1) * sizeof *at);
+    if (!at)
+        goto oom;
+    memcpy(at, cnt, (np + 1) * sizeof *at);
+    for (size_t k = 0; k < ne; k++) {
+        (*list)[at[e[2 * k]]++] = e[2 * k + 1];
+        (*list)[at[e[2 * k + 1]]++] = e[2 * k];
+    }
+    free(at);
+    free(e);
+    return true;
+oom:
+    free(e);
+    free(cnt);
+    free(*list);
+    *first = *list = NULL;
+    return false;
+}
+
+/* Gaps: a hot procedure whose hot lines would share cache sets with the
+ * hot lines of its partners placed before it (what packing cannot avoid
+ * once a group outgrows the cache, as an interpreter's loop and what it
+ * calls do) moves up to OPT_MAX_GAP lines further on, where the smaller
+ * of the two executions per set sums least: Hashemi, Kaeli and Calder's
+ * colouring with the call graph's edges as the conflicts that matter.
+ * Only partners count, since only code that runs interleaved conflicts,
+ * and counts alone tell no other time relation (a measure over all code
+ * lost: docs/notes/optimizer-lua.md).  The gap is nops, never run.  The
+ * relation is the same under any shift of the whole region, so colouring
+ * against the libraries comes after. */
+static bool space_procs(planner *P)
+{
+    size_t np = P->prog->nprocs;
+    uint32_t nsets = P->nsets, *first = NULL, *list = NULL, *stamp = calloc(np + 1, sizeof *stamp);
+    uint64_t *at = malloc((np + 1) * sizeof *at);      /* placed: first line */
+    double **lh = calloc(np + 1, sizeof *lh), *psets = malloc(nsets * sizeof *psets);
+    uint32_t *nls = calloc(np + 1, sizeof *nls);
+    bool ok = stamp && at && lh && psets && nls && partner_lists(P, &first, &list);
+    uint64_t off = 0;
+    for (size_t k = 0; ok && k < P->nran; k++) {
+        uint32_t i = P->order[k], nl = 0, al = P->pi[i].insns >= P->hot_share ? 32 : 16;
+        off = (off + al - 1) & ~(uint64_t)(al - 1);
+        if (P->pi[i].insns < P->hot_share) {
+            off += P->pi[i].hot_bytes;
+            continue;
+        }
+        memset(P->heat, 0, P->nheat * sizeof *P->heat);
+        line_heat(&P->prog->procs[i], &P->f->procs[i], &P->L[i], P->line, P->heat, &nl);
+        memset(psets, 0, nsets * sizeof *psets);
+        bool any = false;
+        for (uint32_t x = first[i]; x < first[i + 1]; x++) {
+            uint32_t q = list[x];
+            if (!lh[q] || stamp[q] == i + 1)
+                continue;
+            stamp[q] = i + 1;
+            any = true;
+            for (uint32_t l = 0; l < nls[q]; l++)
+                psets[(at[q] + l) % nsets] += lh[q][l];
+        }
+        uint64_t l0 = (off + P->o->code_phase) / P->line;
+        double best = -1, c0 = 0;
+        uint32_t bg = 0;
+        for (uint32_t g = 0; any && g <= OPT_MAX_GAP && g < nsets; g++) {
+            double c = 0;
+            for (uint32_t l = 0; l < nl; l++) {
+                double a = P->heat[l], b = psets[(l0 + g + l) % nsets];
+                c += a < b ? a : b;
+            }
+            if (g == 0)
+                c0 = c;
+            if (best < 0 || c < best)
+                best = c, bg = g;
+        }
+        P->res->pair_conflict_before += c0;
+        P->res->pair_conflict_after += any ? best : 0;
+        P->gap[i] = bg;
+        P->res->gaps += bg > 0;
+        P->res->gap_bytes += (uint64_t)bg * P->line;
+        off += (uint64_t)bg * P->line;
+        at[i] = (off + P->o->code_phase) / P->line;
+        nls[i] = nl;
+        ok = (lh[i] = malloc((nl + 1) * sizeof **lh)) != NULL;
+        if (ok)
+            memcpy(lh[i], P->heat, nl * sizeof **lh);
+        off += P->pi[i].hot_bytes;
+    }
+    for (size_t i = 0; lh && i < np; i++)
+        free(lh[i]);
+    free(first), free(list);
+    free(stamp), free(at), free(lh), free(psets), free(nls);
+    return ok;
+}
+
 /* The hot procedures' lines with the shared libraries': the offset where
  * the program's hot code starts so that the two overlap least, filled up
  * to with never-run procedures. */
@@ -510,7 +638,7 @@ static uint64_t colour_shift(planner *P, bool *ok)
         uint32_t i = P->order[k], nl = 0, al = P->pi[i].insns >= P->hot_share ? 32 : 16;
         memset(P->heat, 0, P->nheat * sizeof *P->heat);
         line_heat(&P->prog->procs[i], &P->f->procs[i], &P->L[i], P->line, P->heat, &nl);
-        off = (off + al - 1) & ~(uint64_t)(al - 1);
+        off = ((off + al - 1) & ~(uint64_t)(al - 1)) + (uint64_t)P->gap[i] * P->line;
         for (uint32_t l = 0; l < nl; l++)
             P->prog_sets[((off + P->o->code_phase) / P->line + l) % P->nsets] += P->heat[l];
         off += P->pi[i].hot_bytes;
@@ -534,10 +662,11 @@ static bool emit_proc(planner *P, uint32_t i, uint64_t *off)
     memset(P->heat, 0, P->nheat * sizeof *P->heat);
     line_heat(p, fp, Lp, line, P->heat, &nl);
     uint32_t al = P->pi[i].insns >= P->hot_share ? 32 : 16;
-    *off = (*off + al - 1) & ~(uint64_t)(al - 1);
+    *off = ((*off + al - 1) & ~(uint64_t)(al - 1)) + (uint64_t)P->gap[i] * line;
     plan_proc *pp = plan_add_proc(P->pl, p->start, al);
     if (!pp)
         return false;
+    pp->gap = P->gap[i] * line;
     opt_proc_note *nt = &res->notes[res->nnotes++];
     nt->proc = i;
     nt->insns = P->pi[i].insns;
@@ -619,6 +748,7 @@ static void planner_free(planner *P)
     free(P->fl);
     free(P->prog_sets);
     free(P->heat);
+    free(P->gap);
     free(P->before.v), free(P->before.h);
     free(P->after.v), free(P->after.h);
 }
@@ -643,8 +773,10 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
     P.L = calloc(np + 1, sizeof *P.L);
     P.fl = calloc(np + 1, sizeof *P.fl);
     P.prog_sets = calloc(P.nsets, sizeof *P.prog_sets);
+    P.gap = calloc(np + 1, sizeof *P.gap);
     res->notes = calloc(np + 1, sizeof *res->notes);
-    bool ok = P.pi && P.ran && P.L && P.fl && P.prog_sets && res->notes && chain_all(&P);
+    bool ok = P.pi && P.ran && P.L && P.fl && P.prog_sets && P.gap && res->notes &&
+              chain_all(&P);
     if (ok && !(P.order = order_procs(prog, f, P.pi, P.ran, P.nran, o, res->insns, ev5->icache.size)))
         ok = false;
     for (uint32_t k = 0; o->shared_heat && k < P.nsets; k++) {
@@ -653,6 +785,8 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
     }
     P.hot_share = res->insns * OPT_HOT_SHARE;
     uint64_t off = 0;
+    if (ok && !o->no_gaps && !o->no_order)
+        ok = space_procs(&P);
     if (ok && !o->no_colour && o->shared_heat)
         off = colour_shift(&P, &ok);
     for (size_t k = 0; ok && k < P.nran; k++)
@@ -711,6 +845,10 @@ void opt_report(FILE *out, const cfg_program *prog, const opt_result *r)
     fprintf(out, "I-cache conflict measure (executions sharing a set, shared libraries included): "
             "%.0f before, %.0f after; %zu never-run procedures (%llu bytes) placed as fillers\n",
             r->conflict_before, r->conflict_after, r->fillers, (unsigned long long)r->filler_bytes);
+    fprintf(out, "gaps: %zu hot procedures moved off their callers' and callees' sets (%llu bytes "
+            "of nops); their conflict measure %.0f without the gaps, %.0f with\n",
+            r->gaps, (unsigned long long)r->gap_bytes, r->pair_conflict_before,
+            r->pair_conflict_after);
     fprintf(out, "shared libraries' code: %.0f executions on %u I-cache sets\n", r->shared_heat,
             r->shared_sets);
     fprintf(out, "jump hints: %zu\n", r->hints);

@@ -39,6 +39,8 @@ typedef struct opt_options {
     bool split_warm;            /* warm chains (ran, but rarely) to the cold area
                                    too, where the estimate is HIGH or EXACT */
     bool no_colour;             /* no cache-line colouring */
+    bool no_gaps;               /* no gaps between a hot procedure and the
+                                   hot procedures it calls or is called by */
     bool exttsp;                /* block chains by the ext-TSP score instead
                                    of Pettis and Hansen's bottom-up chaining */
     bool c3;                    /* procedures by call-chain clustering (C3) in
@@ -90,6 +92,12 @@ typedef struct opt_result {
     double shared_heat;         /* the shared libraries' executions, all sets */
     uint32_t shared_sets;       /* sets they touch */
     uint64_t filler_bytes;
+    /* Gaps: hot procedures moved off the sets of their callers' and
+     * callees' hot lines, the bytes of nops that took, and the conflict
+     * measure between such partners before and after. */
+    size_t gaps;
+    uint64_t gap_bytes;
+    double pair_conflict_before, pair_conflict_after;
     double insns;               /* estimated instructions executed, total */
 } opt_result;
 

@@ -216,6 +216,31 @@ static bool opt_align(reader *r, char **tok, int ntok, int at, uint32_t *align)
     return parse_align(r, tok[at + 1], align);
 }
 
+/* A proc's optional "align N" and "gap N", each at most once, in either
+ * order. */
+static bool proc_attrs(reader *r, char **tok, int ntok, uint32_t *align, uint32_t *gap)
+{
+    bool sa = false, sg = false;
+    *align = *gap = 0;
+    for (int at = 2; at < ntok; at += 2) {
+        bool isa = !strcmp(tok[at], "align"), isg = !strcmp(tok[at], "gap");
+        if (at + 1 >= ntok || (!isa && !isg) || (isa && sa) || (isg && sg))
+            return fail(r, "proc: expected at most 'align N' and 'gap N' after the address");
+        if (isa) {
+            sa = true;
+            if (!parse_align(r, tok[at + 1], align))
+                return false;
+        } else {
+            sg = true;
+            if (!parse_uint(r, tok[at + 1], PLAN_MAX_GAP, gap))
+                return false;
+            if (*gap % 4)
+                return fail(r, "gap %s is not a multiple of 4", tok[at + 1]);
+        }
+    }
+    return true;
+}
+
 #define MAXTOK 8
 
 bool plan_parse(const char *text, size_t len, const char *name, plan *out,
@@ -273,7 +298,7 @@ bool plan_parse(const char *text, size_t len, const char *name, plan *out,
             continue;
         }
         uint64_t a, t;
-        uint32_t al;
+        uint32_t al, gap;
         if (!strcmp(d, "build-id")) {
             size_t n = ntok == 2 ? strlen(tok[1]) : 0;
             if (ntok != 2 || !n || n > 128 || (n & 1) || strspn(tok[1], "0123456789abcdef") != n)
@@ -305,7 +330,7 @@ bool plan_parse(const char *text, size_t len, const char *name, plan *out,
         } else if (!strcmp(d, "proc")) {
             if (ntok < 2)
                 ok = fail(&r, "proc takes an address");
-            else if ((ok = parse_addr(&r, tok[1], &a) && opt_align(&r, tok, ntok, 2, &al))) {
+            else if ((ok = parse_addr(&r, tok[1], &a) && proc_attrs(&r, tok, ntok, &al, &gap))) {
                 uint32_t l;
                 if ((l = seen_find(&r.seen, a, SEEN_PROC)))
                     ok = fail(&r, "procedure 0x%llx already listed on line %u",
@@ -316,8 +341,10 @@ bool plan_parse(const char *text, size_t len, const char *name, plan *out,
                 else if (!seen_add(&r.seen, a, SEEN_PROC, r.line) ||
                          !(cur = plan_add_proc(out, a, al)))
                     ok = fail(&r, "out of memory");
-                if (ok)
+                if (ok) {
                     cur->line = r.line;
+                    cur->gap = gap;
+                }
                 seen_split = false;
             }
         } else if (!strcmp(d, "block")) {
@@ -449,6 +476,8 @@ bool plan_write(FILE *f, const plan *pl)
         fprintf(f, "proc 0x%llx", (unsigned long long)pp->addr);
         if (pp->align)
             fprintf(f, " align %u", pp->align);
+        if (pp->gap)
+            fprintf(f, " gap %u", pp->gap);
         fputc('\n', f);
         for (size_t b = 0; b < pp->nblocks; b++) {
             if (b == pp->split)

@@ -18,6 +18,7 @@
 
 #define PLAN_VERSION 1
 #define PLAN_NOSPLIT SIZE_MAX
+#define PLAN_MAX_GAP 65536
 
 typedef struct plan_block {
     uint64_t addr;
@@ -28,6 +29,7 @@ typedef struct plan_block {
 typedef struct plan_proc {
     uint64_t addr;
     uint32_t align;          /* 0: the rewriter's default */
+    uint32_t gap;            /* bytes of nops before its hot part */
     uint32_t line;
     size_t nblocks;          /* 0: original block order */
     plan_block *blocks;

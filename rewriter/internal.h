@@ -24,6 +24,7 @@
 typedef struct rw_item {        /* one block, as emitted */
     uint32_t proc, block;
     uint32_t align;             /* requested alignment (0 = none) */
+    uint32_t gap;               /* bytes to leave before it (a plan's gap) */
     bool cold;
     bool rigid;                 /* its procedure moves whole */
     bool invert;                /* emit the final branch inverted */

@@ -324,11 +324,14 @@ bool rw_layout(rw_ctx *cx)
                 rp->hot_n = (uint32_t)(hi - lo);
             }
             for (size_t k = lo; k < hi; k++) {
-                uint32_t al = aligns[firsts[i] + k];
+                uint32_t al = aligns[firsts[i] + k], gap = 0;
                 if (k == lo && !part && rp->align > al)
                     al = rp->align;
+                if (k == lo && !part && rp->pp)
+                    gap = rp->pp->gap;
                 cx->items[n++] = (rw_item){ .proc = porder[i], .block = order[firsts[i] + k],
-                                            .align = al, .cold = part == 1, .rigid = rp->rigid != 0 };
+                                            .align = al, .gap = gap, .cold = part == 1,
+                                            .rigid = rp->rigid != 0 };
             }
         }
     cx->nitems = n;
@@ -348,7 +351,7 @@ bool rw_layout(rw_ctx *cx)
     for (size_t i = 0; i < n; i++) {
         rw_item *it = &cx->items[i];
         uint32_t al = it->align ? it->align : 4;
-        uint64_t from = a;
+        uint64_t from = a + it->gap;
         if (it->cold && first_cold) {
             /* The cold area: the first address at cold_offset past a
              * multiple of cold_align, then the block's own alignment. */

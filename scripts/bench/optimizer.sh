@@ -32,7 +32,8 @@
 # differ in their code alone.
 # OPT_WORKLOADS picks workloads (default "lua speedtest1 zstd"), OPT_SCRIPTS
 # the held-out lua scripts, OPT_BUILDS the builds (default all five; add
-# nocol for exact with --no-colour; exttsp and c3 for samples with
+# nocol for exact with --no-colour; nogaps for exact with --no-gaps, and
+# for each of its draws too; exttsp and c3 for samples with
 # --blocks ext-tsp and --procs c3; round2, the next round of the service
 # from a profile of the samples build, and double, its control: these need
 # samples), OPT_EXACT_DRAWS further plans from the exact counts each
@@ -195,6 +196,7 @@ optimize() {
   # also counts the time others held the cores.
   echo "optimize-image $name: $secs s ($(awk -v u="$usr" -v s="$sys" 'BEGIN { print u + s }') s CPU), $((kb / 1024)) MB peak"
   sed -n 2,3p "$tmp/$name.report"
+  grep '^gaps:' "$tmp/$name.report"
 }
 
 # again BUILD BIN [OPTION...]: the first training's database profiled as
@@ -256,6 +258,8 @@ for w in $WORKLOADS; do
                    cost_check "$w.exact" "$tmp/$w.exact" 1; }
     # shellcheck disable=SC2086
     has nocol && { optimize "$w.nocol" "$O2" $ex --no-colour || exit 1; img[nocol]=$tmp/$w.nocol; }
+    # shellcheck disable=SC2086
+    has nogaps && { optimize "$w.nogaps" "$O2" $ex --no-gaps || exit 1; img[nogaps]=$tmp/$w.nogaps; }
     # Further draws of the exact plan: the same counts, each perturbed by
     # 2% (scripts/bench/perturb-exact.py), for the spread one plan hides.
     for d in $(seq 1 "$EXACT_DRAWS"); do
@@ -264,9 +268,16 @@ for w in $WORKLOADS; do
         case $f in --exact) pex+=(--exact) ;;
           *) scripts/bench/perturb-exact.py --seed "$d" "$f" "$f.p$d" || exit 1; pex+=("$f.p$d") ;; esac
       done
-      optimize "$w.exactp$d" "$O2" "${pex[@]}" || exit 1
-      img[exactp$d]=$tmp/$w.exactp$d
-      wbuilds="$wbuilds exactp$d"
+      if has exact; then
+        optimize "$w.exactp$d" "$O2" "${pex[@]}" || exit 1
+        img[exactp$d]=$tmp/$w.exactp$d
+        wbuilds="$wbuilds exactp$d"
+      fi
+      if has nogaps; then
+        optimize "$w.nogapsp$d" "$O2" "${pex[@]}" --no-gaps || exit 1
+        img[nogapsp$d]=$tmp/$w.nogapsp$d
+        wbuilds="$wbuilds nogapsp$d"
+      fi
     done
   fi
   if has samples; then
@@ -339,13 +350,13 @@ for w in $WORKLOADS; do
   geomean "$tmp/$w.table" | tee "$tmp/$w.geo"
   # The mean of each family of draws: samples, samples2, ... (trainings)
   # and exact, exactp1, ... (perturbed exact counts).
-  awk '$2 ~ /^(samples[0-9]*|exact(p[0-9]+)?)$/ {
+  awk '$2 ~ /^(samples[0-9]*|exact(p[0-9]+)?|nogaps(p[0-9]+)?)$/ {
          f = $2; sub(/p?[0-9]+$/, "", f); n[f]++; s[f] += $5
          if (n[f] == 1 || $5 < lo[f]) lo[f] = $5; if ($5 > hi[f]) hi[f] = $5
          if (match($0, /, [0-9.]+% as a geo/)) gm[f] += substr($0, RSTART + 2, RLENGTH - 11) }
        END { for (f in n) if (n[f] > 1)
                printf "%s over %d %s: cycles ratio %.4f on the mean (%.4f to %.4f), I-cache misses %.1f%% fewer as a geometric mean, on the mean\n",
-                 f, n[f], f == "exact" ? "draws" : "trainings", s[f] / n[f], lo[f], hi[f], gm[f] / n[f] }' \
+                 f, n[f], f ~ /^samples/ ? "trainings" : "draws", s[f] / n[f], lo[f], hi[f], gm[f] / n[f] }' \
     "$tmp/$w.geo"
   unset img
 done

@@ -33,6 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     for (size_t i = 0; i < a.nprocs; i++) {
         if (a.procs[i].addr != b.procs[i].addr || a.procs[i].nblocks != b.procs[i].nblocks ||
+            a.procs[i].align != b.procs[i].align || a.procs[i].gap != b.procs[i].gap ||
             plan_cold_start(&a.procs[i]) != plan_cold_start(&b.procs[i]))
             abort();
         for (size_t k = 0; k < a.procs[i].nblocks; k++)

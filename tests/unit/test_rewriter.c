@@ -32,8 +32,8 @@ static const char good_plan[] =
     "split\n"
     "block 0x120000500\n"
     "\n"
-    "proc 0x120000600\n"
-    "proc 0x120000680\n"
+    "proc 0x120000600 gap 96\n"
+    "proc 0x120000680 gap 64 align 16\n"
     "split\n"
     "block 0x120000680\n"
     "invert 0x1200004bc\n"
@@ -56,6 +56,10 @@ Test(plan, parse_good)
     cr_assert_eq(pl.procs[0].blocks[1].align, 16);
     cr_assert_eq(pl.procs[0].blocks[1].line, 9);
     cr_assert_eq(pl.procs[1].nblocks, 0);
+    cr_assert_eq(pl.procs[0].gap, 0);
+    cr_assert_eq(pl.procs[1].gap, 96);
+    cr_assert_eq(pl.procs[2].gap, 64);
+    cr_assert_eq(pl.procs[2].align, 16);
     cr_assert_eq(plan_cold_start(&pl.procs[1]), 0);
     cr_assert_eq(pl.procs[2].split, 0, "a split before the entry: wholly cold");
     cr_assert_eq(plan_cold_start(&pl.procs[2]), 0);
@@ -112,6 +116,10 @@ static const struct { const char *text, *where, *what; } bad_plans[] = {
     { "cpo-layout 1\nproc 0x12\n", "p:2:", "multiple of 4" },
     { "cpo-layout 1\nproc 0x10 align 12\n", "p:2:", "4, 8, 16 or 32" },
     { "cpo-layout 1\nproc 0x10 align\n", "p:2:", "align N" },
+    { "cpo-layout 1\nproc 0x10 gap 6\n", "p:2:", "multiple of 4" },
+    { "cpo-layout 1\nproc 0x10 gap 65540\n", "p:2:", "up to 65536" },
+    { "cpo-layout 1\nproc 0x10 gap 4 gap 8\n", "p:2:", "'gap N'" },
+    { "cpo-layout 1\nproc 0x10\nblock 0x10 gap 4\n", "p:3:", "align N" },
     { "cpo-layout 1\nproc 0x10\nproc 0x10\n", "p:3:", "already listed" },
     { "cpo-layout 1\nproc 0x10\nblock 0x10\nblock 0x10\n", "p:4:", "already listed" },
     { "cpo-layout 1\nsplit\n", "p:2:", "outside a proc" },
@@ -596,6 +604,49 @@ Test(rewrite, cold_area_at_its_offset)
         free(out);
         plan_free(&pl);
     }
+    cfg_free(p);
+    image_close(img);
+}
+
+/* A gap puts exactly that many bytes of nops before a procedure's hot part:
+ * the procedure after it moves by the gap, and the new image verifies. */
+Test(rewrite, gap_before_a_procedure)
+{
+    image *img;
+    cfg_program *p = program_cfg("intloop-dyn", &img);
+    image_error ie;
+    char err[512];
+    const cfg_proc *f[2] = { NULL, NULL };
+    for (size_t i = 0, n = 0; i < p->nprocs && n < 2; i++)
+        if (p->procs[i].nblocks && !(p->procs[i].flags & CFG_PF_MISSING) && p->procs[i].name &&
+            p->procs[i].name[0] != '_')
+            f[n++] = &p->procs[i];
+    cr_assert(f[0] && f[1]);
+    uint64_t at[2];
+    for (uint32_t k = 0; k < 2; k++) {
+        plan pl;
+        plan_init(&pl);
+        pl.name = "t";
+        cr_assert(plan_add_proc(&pl, f[0]->start, 32));
+        plan_proc *pp = plan_add_proc(&pl, f[1]->start, 32);
+        cr_assert(pp);
+        pp->gap = k * 4160;
+        rw_stats st;
+        char *out = rewrite("intloop-dyn", &pl, false, &st);
+        rw_verify_stats vs = verify_clean("intloop-dyn", out);
+        cr_assert_geq(vs.pads, k * 4160 / 4);
+        image *neu = image_open(out, &ie);
+        addrmap m;
+        cr_assert(addrmap_read(neu, &m, err, sizeof err));
+        at[k] = addrmap_forward(&m, f[1]->start);
+        addrmap_free(&m);
+        image_close(neu);
+        unlink(out);
+        free(out);
+        plan_free(&pl);
+    }
+    cr_assert_eq(at[1] - at[0], 4160, "%s moved by %lld bytes, not by its gap", f[1]->name,
+                 (long long)(at[1] - at[0]));
     cfg_free(p);
     image_close(img);
 }
