@@ -204,14 +204,10 @@ static void locate(est_image *im, char *const *paths, size_t npaths, profdb *db,
     }
     if (have_known)
         profdb_image_free(&known);
-    if (mismatch[0]) {
-        im->status = EST_IMAGE_MISMATCH;
-        est_warnf(sel->warn, sel->warn_ctx, "%s: its samples are reported for the whole image", mismatch);
-    } else {
-        im->status = EST_IMAGE_MISSING;
+    im->status = mismatch[0] ? EST_IMAGE_MISMATCH : EST_IMAGE_MISSING;
+    if (!sel->quiet_missing)
         est_warnf(sel->warn, sel->warn_ctx, "%s: its samples are reported for the whole image",
-                  first_err[0] ? first_err : im->path);
-    }
+                  mismatch[0] ? mismatch : first_err[0] ? first_err : im->path);
 }
 
 /* Sum every host's (and with all_epochs every epoch's) profiles of one

@@ -49,6 +49,9 @@ typedef struct est_selection {
      * prints "cpo: warning: MSG" on stderr. */
     void (*warn)(void *ctx, const char *msg);
     void *warn_ctx;
+    /* No warning for an image whose file is missing or of another build:
+     * the caller reads the images' status and says what matters to it. */
+    bool quiet_missing;
     /* Frequencies from cycle samples even where the database has
      * ProfileMe samples of the image (which are otherwise counted:
      * estimator/profileme.h). */

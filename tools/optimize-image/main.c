@@ -356,6 +356,7 @@ static int parse_args(int argc, char **argv, args *a)
     a->sel.image_files = a->images;
     a->sel.nimage_files = a->nimages;
     a->sel.warn = warn_once;
+    a->sel.quiet_missing = true;    /* profile.c says which matter */
     return -1;
 }
 

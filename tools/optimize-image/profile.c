@@ -395,6 +395,69 @@ static void shared_from_samples(const cfg_program *cfg, const est_set *set, uint
     }
 }
 
+static void warn(const struct est_selection *sel, const char *msg)
+{
+    if (sel->warn)
+        sel->warn(sel->warn_ctx, msg);
+    else
+        fprintf(stderr, "optimize-image: warning: %s\n", msg);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *b = path ? strrchr(path, '/') : NULL;
+    return b ? b + 1 : path ? path : "";
+}
+
+/* Might the image profiled at path be one that matters to img: img under
+ * its own name (a copy of it deployed there), or a library img loads by
+ * that name? */
+static bool may_matter(const image *img, const char *path)
+{
+    const char *b = base_name(path);
+    if (!strcmp(b, base_name(img->path)) || (img->interp && !strcmp(b, base_name(img->interp))))
+        return true;
+    for (size_t i = 0; i < img->ndyn; i++) {
+        const char *need = img->dyn[i].tag == DT_NEEDED ? image_dyn_str(img, i) : NULL;
+        if (need && !strcmp(need, b))
+            return true;
+    }
+    return false;
+}
+
+/* The selection's images whose file could not be read (the estimator says
+ * nothing of them here): by name each one that may matter to cfg's image,
+ * the others, whose samples only other programs' estimates would use, in
+ * one line. */
+static void say_unread(const cfg_program *cfg, const struct est_selection *sel, const est_set *set)
+{
+    char msg[1536];
+    size_t others = 0;
+    const char *one = NULL;
+    for (size_t i = 0; i < set->nimages; i++) {
+        const est_image *im = &set->images[i];
+        if (im->status != EST_IMAGE_MISSING && im->status != EST_IMAGE_MISMATCH)
+            continue;
+        if (!may_matter(cfg->img, im->path)) {
+            others++;
+            one = im->path;
+            continue;
+        }
+        snprintf(msg, sizeof msg, "%s: %s; its samples are left out", im->path,
+                 im->status == EST_IMAGE_MISSING ? "no readable file there"
+                                                 : "the file there is another build than the one profiled");
+        warn(sel, msg);
+    }
+    if (others) {
+        snprintf(msg, sizeof msg,
+                 "%zu other image%s of the database (%s%s) could not be read; none is %s or a library "
+                 "it loads by name (a rewritten copy of it moved elsewhere needs --image FILE)",
+                 others, others == 1 ? "" : "s", one ? one : "?", others > 1 ? ", ..." : "",
+                 base_name(cfg->img->path));
+        warn(sel, msg);
+    }
+}
+
 /* An older build's estimates (its own samples and its copies'), matched
  * onto cfg and added to out.  Says on stdout how much matched; a database
  * with no samples of it (one of several, say) carries nothing over, with
@@ -512,6 +575,7 @@ bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel,
         snprintf(err, errlen, "%s", ee.msg);
         goto fail;
     }
+    say_unread(cfg, sel, &set);
     if (!add_copies(cfg, sel, &set, out->freq, &copies, err, errlen))
         goto fail;
     shared_from_samples(cfg, &set, line, nsets, out->shared);
