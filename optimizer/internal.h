@@ -10,7 +10,7 @@
  * the hot ones are packed first, by call affinity. */
 #define OPT_HOT_SHARE 1e-4
 /* The largest gap, in I-cache lines, before a hot procedure (layout.c). */
-#define OPT_MAX_GAP 255
+#define OPT_MAX_GAP 32
 /* A chain is warm when its hottest block runs less than this share of the
  * procedure's hottest block: placed after the hot chains, by heat. */
 #define OPT_WARM_SHARE (1.0 / 512)

@@ -501,78 +501,115 @@ static bool chain_all(planner *P)
     return ok && (P->heat = calloc(P->nheat, sizeof *P->heat)) != NULL;
 }
 
-/* Each hot procedure's partners: the hot procedures it calls directly or
- * is called by, as lists in (*list)[(*first)[i] .. (*first)[i + 1]). */
-static bool partner_lists(planner *P, uint32_t **first, uint32_t **list)
+/* The direct calls between hot procedures as two lists per procedure, in
+ * the CSR way: L->list[L->first[i] .. L->first[i + 1]) are the callees of
+ * i in calls[0], its callers in calls[1]. */
+typedef struct call_lists {
+    uint32_t *first, *list;
+} call_lists;
+
+static void call_lists_free(call_lists *L)
+{
+    for (int d = 0; d < 2; d++) {
+        free(L[d].first);
+        free(L[d].list);
+        L[d].first = L[d].list = NULL;
+    }
+}
+
+static bool hot_calls(planner *P, call_lists calls[2])
 {
     const cfg_program *prog = P->prog;
     size_t np = prog->nprocs, ne = 0, cap = 64;
-    uint32_t *e = malloc(cap * 2 * sizeof *e), *cnt = calloc(np + 1, sizeof *cnt);
-    *first = cnt;
-    *list = NULL;
-    for (size_t k = 0; e && cnt && k < P->nran; k++) {
+    uint32_t *e = malloc(cap * 2 * sizeof *e);
+    bool ok = e != NULL;
+    for (size_t k = 0; ok && k < P->nran; k++) {
         uint32_t i = P->ran[k];
         const cfg_proc *p = &prog->procs[i];
         if (P->pi[i].insns < P->hot_share)
             continue;
-        for (size_t c = 0; c < p->ncalls; c++) {
+        for (size_t c = 0; ok && c < p->ncalls; c++) {
             const cfg_proc *q = p->calls[c].target ? cfg_proc_at(prog, p->calls[c].target) : NULL;
             uint32_t j = q ? (uint32_t)(q - prog->procs) : i;
             if (j == i || P->pi[j].insns < P->hot_share)
                 continue;
             if (ne == cap) {
                 uint32_t *ne2 = realloc(e, (cap *= 2) * 2 * sizeof *e);
-                if (!ne2)
-                    goto oom;
+                if (!(ok = ne2 != NULL))
+                    break;
                 e = ne2;
             }
             e[2 * ne] = i, e[2 * ne + 1] = j, ne++;
         }
     }
-    if (!e || !cnt || !(*list = malloc((2 * ne + 1) * sizeof **list)))
-        goto oom;
-    for (size_t k = 0; k < 2 * ne; k++)
-        cnt[e[k] + 1]++;
-    for (size_t i = 0; i < np; i++)
-        cnt[i + 1] += cnt[i];
-    uint32_t *at = malloc((np + 1) * sizeof *at);
-    if (!at)
-        goto oom;
-    memcpy(at, cnt, (np + 1) * sizeof *at);
-    for (size_t k = 0; k < ne; k++) {
-        (*list)[at[e[2 * k]]++] = e[2 * k + 1];
-        (*list)[at[e[2 * k + 1]]++] = e[2 * k];
+    for (int d = 0; ok && d < 2; d++) {
+        uint32_t *cnt = calloc(np + 2, sizeof *cnt), *list = malloc((ne + 1) * sizeof *list);
+        calls[d] = (call_lists){ cnt, list };
+        if (!(ok = cnt && list))
+            break;
+        for (size_t k = 0; k < ne; k++)
+            cnt[e[2 * k + d] + 2]++;
+        for (size_t i = 0; i < np; i++)
+            cnt[i + 2] += cnt[i + 1];
+        /* cnt[i + 1] is where i's list goes; filling moves it to its end,
+         * which is where i + 1's starts */
+        for (size_t k = 0; k < ne; k++)
+            list[cnt[e[2 * k + d] + 1]++] = e[2 * k + 1 - d];
     }
-    free(at);
     free(e);
-    return true;
-oom:
-    free(e);
-    free(cnt);
-    free(*list);
-    *first = *list = NULL;
-    return false;
+    if (!ok)
+        call_lists_free(calls);
+    return ok;
 }
 
-/* Gaps: a hot procedure whose hot lines would share cache sets with the
- * hot lines of its partners placed before it (what packing cannot avoid
- * once a group outgrows the cache, as an interpreter's loop and what it
- * calls do) moves up to OPT_MAX_GAP lines further on, where the smaller
- * of the two executions per set sums least: Hashemi, Kaeli and Calder's
- * colouring with the call graph's edges as the conflicts that matter.
- * Only partners count, since only code that runs interleaved conflicts,
- * and counts alone tell no other time relation (a measure over all code
- * lost: docs/notes/optimizer-lua.md).  The gap is nops, never run.  The
- * relation is the same under any shift of the whole region, so colouring
- * against the libraries comes after. */
+/* Gaps (--gaps; off by default): a hot procedure whose hot lines would
+ * share cache sets with the hot lines of its partners placed before it
+ * (what packing cannot avoid once a group outgrows the cache, as an
+ * interpreter's loop and what it calls do) moves up to OPT_MAX_GAP lines
+ * further on, where the smaller of the two executions per set sums least:
+ * Hashemi, Kaeli and Calder's colouring with the call graph as the time
+ * relation.  Partners: the hot procedures it calls or is called by
+ * directly.  The gap is nops, never run.  The relation is the same under
+ * any shift of the whole region, so colouring against the libraries comes
+ * after.  Measured over eleven draws each (docs/notes/optimizer-gaps.md)
+ * it moved lua's held-out mean by 0.2 points for the better and
+ * speedtest1's by 0.9 for the worse; with siblings (the other callees of
+ * its callers) as partners too, lua lost 1.7 points: hence off. */
+typedef struct gapper {
+    uint32_t nsets, *stamp, *nls, mark;
+    uint64_t *at;               /* placed: the line it starts on */
+    double **lh;                /* placed: its heat per line */
+    double *psets;              /* the partners' heat per set */
+} gapper;
+
+static void add_partner(gapper *G, uint32_t q)
+{
+    if (!G->lh[q] || G->stamp[q] == G->mark)
+        return;
+    G->stamp[q] = G->mark;
+    for (uint32_t l = 0; l < G->nls[q]; l++)
+        G->psets[(G->at[q] + l) % G->nsets] += G->lh[q][l];
+}
+
+/* Adds the heat of i's partners placed so far to G->psets. */
+static void add_partners(gapper *G, const call_lists calls[2], uint32_t i)
+{
+    memset(G->psets, 0, G->nsets * sizeof *G->psets);
+    G->mark = i + 1;
+    G->stamp[i] = G->mark;
+    for (int d = 0; d < 2; d++)
+        for (uint32_t x = calls[d].first[i]; x < calls[d].first[i + 1]; x++)
+            add_partner(G, calls[d].list[x]);
+}
+
 static bool space_procs(planner *P)
 {
     size_t np = P->prog->nprocs;
-    uint32_t nsets = P->nsets, *first = NULL, *list = NULL, *stamp = calloc(np + 1, sizeof *stamp);
-    uint64_t *at = malloc((np + 1) * sizeof *at);      /* placed: first line */
-    double **lh = calloc(np + 1, sizeof *lh), *psets = malloc(nsets * sizeof *psets);
-    uint32_t *nls = calloc(np + 1, sizeof *nls);
-    bool ok = stamp && at && lh && psets && nls && partner_lists(P, &first, &list);
+    call_lists calls[2] = { { 0 } };
+    gapper G = { .nsets = P->nsets, .stamp = calloc(np + 1, sizeof *G.stamp),
+                 .nls = calloc(np + 1, sizeof *G.nls), .at = calloc(np + 1, sizeof *G.at),
+                 .lh = calloc(np + 1, sizeof *G.lh), .psets = malloc(P->nsets * sizeof *G.psets) };
+    bool ok = G.stamp && G.nls && G.at && G.lh && G.psets && hot_calls(P, calls);
     uint64_t off = 0;
     for (size_t k = 0; ok && k < P->nran; k++) {
         uint32_t i = P->order[k], nl = 0, al = P->pi[i].insns >= P->hot_share ? 32 : 16;
@@ -583,48 +620,40 @@ static bool space_procs(planner *P)
         }
         memset(P->heat, 0, P->nheat * sizeof *P->heat);
         line_heat(&P->prog->procs[i], &P->f->procs[i], &P->L[i], P->line, P->heat, &nl);
-        memset(psets, 0, nsets * sizeof *psets);
-        bool any = false;
-        for (uint32_t x = first[i]; x < first[i + 1]; x++) {
-            uint32_t q = list[x];
-            if (!lh[q] || stamp[q] == i + 1)
-                continue;
-            stamp[q] = i + 1;
-            any = true;
-            for (uint32_t l = 0; l < nls[q]; l++)
-                psets[(at[q] + l) % nsets] += lh[q][l];
-        }
+        add_partners(&G, calls, i);
         uint64_t l0 = (off + P->o->code_phase) / P->line;
         double best = -1, c0 = 0;
         uint32_t bg = 0;
-        for (uint32_t g = 0; any && g <= OPT_MAX_GAP && g < nsets; g++) {
+        for (uint32_t g = 0; g <= OPT_MAX_GAP && g < G.nsets; g++) {
             double c = 0;
             for (uint32_t l = 0; l < nl; l++) {
-                double a = P->heat[l], b = psets[(l0 + g + l) % nsets];
+                double a = P->heat[l], b = G.psets[(l0 + g + l) % G.nsets];
                 c += a < b ? a : b;
             }
             if (g == 0)
                 c0 = c;
             if (best < 0 || c < best)
                 best = c, bg = g;
+            if (c == 0)
+                break;
         }
         P->res->pair_conflict_before += c0;
-        P->res->pair_conflict_after += any ? best : 0;
+        P->res->pair_conflict_after += best;
         P->gap[i] = bg;
         P->res->gaps += bg > 0;
         P->res->gap_bytes += (uint64_t)bg * P->line;
         off += (uint64_t)bg * P->line;
-        at[i] = (off + P->o->code_phase) / P->line;
-        nls[i] = nl;
-        ok = (lh[i] = malloc((nl + 1) * sizeof **lh)) != NULL;
+        G.at[i] = (off + P->o->code_phase) / P->line;
+        G.nls[i] = nl;
+        ok = (G.lh[i] = malloc((nl + 1) * sizeof **G.lh)) != NULL;
         if (ok)
-            memcpy(lh[i], P->heat, nl * sizeof **lh);
+            memcpy(G.lh[i], P->heat, nl * sizeof **G.lh);
         off += P->pi[i].hot_bytes;
     }
-    for (size_t i = 0; lh && i < np; i++)
-        free(lh[i]);
-    free(first), free(list);
-    free(stamp), free(at), free(lh), free(psets), free(nls);
+    for (size_t i = 0; G.lh && i < np; i++)
+        free(G.lh[i]);
+    call_lists_free(calls);
+    free(G.stamp), free(G.nls), free(G.at), free(G.lh), free(G.psets);
     return ok;
 }
 
@@ -785,7 +814,7 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
     }
     P.hot_share = res->insns * OPT_HOT_SHARE;
     uint64_t off = 0;
-    if (ok && !o->no_gaps && !o->no_order)
+    if (ok && o->gaps && !o->no_order)
         ok = space_procs(&P);
     if (ok && !o->no_colour && o->shared_heat)
         off = colour_shift(&P, &ok);
@@ -845,8 +874,8 @@ void opt_report(FILE *out, const cfg_program *prog, const opt_result *r)
     fprintf(out, "I-cache conflict measure (executions sharing a set, shared libraries included): "
             "%.0f before, %.0f after; %zu never-run procedures (%llu bytes) placed as fillers\n",
             r->conflict_before, r->conflict_after, r->fillers, (unsigned long long)r->filler_bytes);
-    fprintf(out, "gaps: %zu hot procedures moved off their callers' and callees' sets (%llu bytes "
-            "of nops); their conflict measure %.0f without the gaps, %.0f with\n",
+    fprintf(out, "gaps: %zu hot procedures moved off the sets of their callers and callees "
+            "(%llu bytes of nops); their conflict measure %.0f without the gaps, %.0f with\n",
             r->gaps, (unsigned long long)r->gap_bytes, r->pair_conflict_before,
             r->pair_conflict_after);
     fprintf(out, "shared libraries' code: %.0f executions on %u I-cache sets\n", r->shared_heat,

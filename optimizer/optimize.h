@@ -39,8 +39,8 @@ typedef struct opt_options {
     bool split_warm;            /* warm chains (ran, but rarely) to the cold area
                                    too, where the estimate is HIGH or EXACT */
     bool no_colour;             /* no cache-line colouring */
-    bool no_gaps;               /* no gaps between a hot procedure and the
-                                   hot procedures it calls or is called by */
+    bool gaps;                  /* gaps that move a hot procedure off the
+                                   sets of its callers' and callees' hot lines */
     bool exttsp;                /* block chains by the ext-TSP score instead
                                    of Pettis and Hansen's bottom-up chaining */
     bool c3;                    /* procedures by call-chain clustering (C3) in

@@ -32,13 +32,14 @@
 # differ in their code alone.
 # OPT_WORKLOADS picks workloads (default "lua speedtest1 zstd"), OPT_SCRIPTS
 # the held-out lua scripts, OPT_BUILDS the builds (default all five; add
-# nocol for exact with --no-colour; nogaps for exact with --no-gaps, and
-# for each of its draws too; exttsp and c3 for samples with
+# nocol for exact with --no-colour; gaps for exact with --gaps, and for
+# each of its draws too; exttsp and c3 for samples with
 # --blocks ext-tsp and --procs c3; round2, the next round of the service
 # from a profile of the samples build, and double, its control: these need
 # samples), OPT_EXACT_DRAWS further plans from the exact counts each
 # perturbed by 2% (builds exactp1, exactp2...: one plan is one draw from a
-# spread of points; the mean of exact and its draws is printed; default 0),
+# spread of points; the mean of exact and its draws is printed; default 0;
+# OPT_DRAW_SEED the first draw's seed, default 1, for further draws),
 # OPT_PERIOD the
 # sampling period (default 4000), OPT_VALUES a value-sampling period for
 # the jump hints (default 0: cycles alone; lua's plans lost 1.8 points on
@@ -70,6 +71,7 @@ SAMPLES=${OPT_SAMPLES:-1000000}
 TRAININGS=${OPT_TRAININGS:-3}
 VALUES=${OPT_VALUES:-0}
 EXACT_DRAWS=${OPT_EXACT_DRAWS:-0}
+DRAW_SEED=${OPT_DRAW_SEED:-1}
 PMU="cycles:$PERIOD"
 [ "$VALUES" -gt 0 ] && PMU="$PMU,values:$VALUES"
 has() { case " $BUILDS " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -251,7 +253,7 @@ for w in $WORKLOADS; do
   echo; echo "$w: training on $(train_lines "$w" | sed "s|$tmp/||g" | paste -sd, -)"
   declare -A img=([O2]=$O2)
   wbuilds=$BUILDS
-  if has exact || has nocol; then
+  if has exact || has nocol || has gaps; then
     ex=$(train_exact "$w" "$O2") || exit 1
     # shellcheck disable=SC2086
     has exact && { optimize "$w.exact" "$O2" $ex || exit 1; img[exact]=$tmp/$w.exact
@@ -259,10 +261,10 @@ for w in $WORKLOADS; do
     # shellcheck disable=SC2086
     has nocol && { optimize "$w.nocol" "$O2" $ex --no-colour || exit 1; img[nocol]=$tmp/$w.nocol; }
     # shellcheck disable=SC2086
-    has nogaps && { optimize "$w.nogaps" "$O2" $ex --no-gaps || exit 1; img[nogaps]=$tmp/$w.nogaps; }
+    has gaps && { optimize "$w.gaps" "$O2" $ex --gaps || exit 1; img[gaps]=$tmp/$w.gaps; }
     # Further draws of the exact plan: the same counts, each perturbed by
     # 2% (scripts/bench/perturb-exact.py), for the spread one plan hides.
-    for d in $(seq 1 "$EXACT_DRAWS"); do
+    for d in $(seq "$DRAW_SEED" $((DRAW_SEED + EXACT_DRAWS - 1))); do
       pex=()
       for f in $ex; do
         case $f in --exact) pex+=(--exact) ;;
@@ -273,10 +275,10 @@ for w in $WORKLOADS; do
         img[exactp$d]=$tmp/$w.exactp$d
         wbuilds="$wbuilds exactp$d"
       fi
-      if has nogaps; then
-        optimize "$w.nogapsp$d" "$O2" "${pex[@]}" --no-gaps || exit 1
-        img[nogapsp$d]=$tmp/$w.nogapsp$d
-        wbuilds="$wbuilds nogapsp$d"
+      if has gaps; then
+        optimize "$w.gapsp$d" "$O2" "${pex[@]}" --gaps || exit 1
+        img[gapsp$d]=$tmp/$w.gapsp$d
+        wbuilds="$wbuilds gapsp$d"
       fi
     done
   fi
@@ -350,7 +352,7 @@ for w in $WORKLOADS; do
   geomean "$tmp/$w.table" | tee "$tmp/$w.geo"
   # The mean of each family of draws: samples, samples2, ... (trainings)
   # and exact, exactp1, ... (perturbed exact counts).
-  awk '$2 ~ /^(samples[0-9]*|exact(p[0-9]+)?|nogaps(p[0-9]+)?)$/ {
+  awk '$2 ~ /^(samples[0-9]*|exact(p[0-9]+)?|gaps(p[0-9]+)?)$/ {
          f = $2; sub(/p?[0-9]+$/, "", f); n[f]++; s[f] += $5
          if (n[f] == 1 || $5 < lo[f]) lo[f] = $5; if ($5 > hi[f]) hi[f] = $5
          if (match($0, /, [0-9.]+% as a geo/)) gm[f] += substr($0, RSTART + 2, RLENGTH - 11) }

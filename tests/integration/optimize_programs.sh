@@ -268,14 +268,19 @@ if [ -x "$CPOD" ]; then
     fail "an image without samples: rc $rc, $(cat "$tmp/err")"
 fi
 
-# Gaps: on lua, trained on strings.lua, hot procedures move off the sets of
-# their callers' and callees' hot lines (the test programs are too small to
-# need it).  The plan says so, the measure falls, and the result verifies
-# and runs two scripts as the original does, on axp and under qemu-alpha.
+# Gaps (--gaps): on lua, trained on strings.lua, hot procedures move off
+# the sets of their callers' and callees' hot lines (the test programs are
+# too small to need it).  The plan says so, the measure falls, and the
+# result verifies and runs two scripts as the original does, on axp and
+# under qemu-alpha.  Without --gaps the plan has none.
 lua=$BUILD/workloads/bin/lua
 if [ -x "$lua" ]; then
   timeout -k 5 120 env -i "$AXP" run --exact "$tmp/lua.ex" -- "$lua" tests/workloads/lua/strings.lua >/dev/null 2>&1
-  if "$OPT" "$lua" --exact "$tmp/lua.ex" --report "$tmp/lua.rep" --write-plan "$tmp/lua.plan" --check \
+  "$OPT" "$lua" --exact "$tmp/lua.ex" --write-plan "$tmp/lua.nogaps" -o "$tmp/x" >/dev/null 2>&1
+  if [ -s "$tmp/lua.nogaps" ] && ! grep -q ' gap ' "$tmp/lua.nogaps"; then passed=$((passed + 1))
+  else fail "lua without --gaps: $(grep -c ' gap ' "$tmp/lua.nogaps") gaps in the plan"; fi
+  rm -f "$tmp/x"
+  if "$OPT" "$lua" --exact "$tmp/lua.ex" --gaps --report "$tmp/lua.rep" --write-plan "$tmp/lua.plan" --check \
        -o "$tmp/lua.opt" >/dev/null 2>"$tmp/err"; then
     read -r ng gb cb ca <<<"$(sed -nE 's/^gaps: ([0-9]+) .*\(([0-9]+) bytes.* ([0-9]+) without the gaps, ([0-9]+) with$/\1 \2 \3 \4/p' "$tmp/lua.rep")"
     np=$(grep -c '^proc .* gap ' "$tmp/lua.plan")

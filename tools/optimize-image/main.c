@@ -1,5 +1,5 @@
 /*
- * optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour] [--no-gaps]
+ * optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour] [--gaps]
  *                [--blocks pettis-hansen|ext-tsp] [--procs pettis-hansen|c3] [--write-plan FILE] -o OUT
  * optimize-image IMAGE --db DIR... [--epoch E...|--all-epochs] [--image FILE]... [--stale OLD]...
  *                [--report FILE] ... -o OUT
@@ -42,9 +42,9 @@
 
 static const char usage_text[] =
     "usage: optimize-image IMAGE --db DIR... [--epoch E...|--all-epochs] [--image FILE]... [--stale OLD]...\n"
-    "                      [--report FILE] [--split-warm] [--no-colour] [--no-gaps]\n"
+    "                      [--report FILE] [--split-warm] [--no-colour] [--gaps]\n"
     "                      [--blocks pettis-hansen|ext-tsp] [--procs pettis-hansen|c3] [--write-plan FILE] [-v] -o OUT\n"
-    "       optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour] [--no-gaps]\n"
+    "       optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour] [--gaps]\n"
     "                      [--blocks pettis-hansen|ext-tsp] [--procs pettis-hansen|c3] [--write-plan FILE] [-v] -o OUT\n"
     "       optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]\n"
     "                      [--write-plan FILE] [-v] -o OUT\n"
@@ -244,7 +244,7 @@ static int parse_args(int argc, char **argv, args *a)
         { "report", required_argument, 0, 'r' },
         { "split-warm", no_argument, 0, 'W' },
         { "no-colour", no_argument, 0, 'C' },
-        { "no-gaps", no_argument, 0, 'G' },
+        { "gaps", no_argument, 0, 'G' },
         { "blocks", required_argument, 0, 'B' },
         { "procs", required_argument, 0, 'P' },
         { "seed", required_argument, 0, 's' },
@@ -285,7 +285,7 @@ static int parse_args(int argc, char **argv, args *a)
             break;
         case 'W': a->oo.split_warm = true; break;
         case 'C': a->oo.no_colour = true; break;
-        case 'G': a->oo.no_gaps = true; break;
+        case 'G': a->oo.gaps = true; break;
         case 'P':
             if (!strcmp(optarg, "c3") || !strcmp(optarg, "pettis-hansen"))
                 a->oo.c3 = !strcmp(optarg, "c3");
