@@ -395,7 +395,7 @@ static void shared_from_samples(const cfg_program *cfg, const est_set *set, uint
     }
 }
 
-static void warn(const struct est_selection *sel, const char *msg)
+static void say(const struct est_selection *sel, const char *msg)
 {
     if (sel->warn)
         sel->warn(sel->warn_ctx, msg);
@@ -446,7 +446,7 @@ static void say_unread(const cfg_program *cfg, const struct est_selection *sel, 
         snprintf(msg, sizeof msg, "%s: %s; its samples are left out", im->path,
                  im->status == EST_IMAGE_MISSING ? "no readable file there"
                                                  : "the file there is another build than the one profiled");
-        warn(sel, msg);
+        say(sel, msg);
     }
     if (others) {
         snprintf(msg, sizeof msg,
@@ -454,7 +454,7 @@ static void say_unread(const cfg_program *cfg, const struct est_selection *sel, 
                  "it loads by name (a rewritten copy of it moved elsewhere needs --image FILE)",
                  others, others == 1 ? "" : "s", one ? one : "?", others > 1 ? ", ..." : "",
                  base_name(cfg->img->path));
-        warn(sel, msg);
+        say(sel, msg);
     }
 }
 
