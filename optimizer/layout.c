@@ -127,28 +127,21 @@ static bool c3_merge(pinfo *pi, const cedge *ce, size_t m, const uint32_t *ran, 
 /* Call-affinity order of the procedures that ran: indices into prog->procs.
  * Groups merge by direct calls between hot procedures, by falling weight,
  * or with o->c3 by call-chain clustering. */
-static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *pi,
-                             const uint32_t *ran, size_t nran, const opt_options *o, double total,
-                             uint32_t cache_bytes)
+/* The direct calls between hot procedures (at least hot instructions
+ * each), caller a and callee b, weighted by the call site's count; *n of
+ * them.  Calls through a register count toward nothing, even where a
+ * target profile names their callee: with them speedtest1's plan from
+ * value samples lost 1.4 to 2.8 points on held-out inputs over three
+ * trainings (docs/notes/optimizer-baselines.md); their targets serve as
+ * hints only.  NULL when out of memory. */
+static cedge *hot_call_edges(const cfg_program *prog, const est_freq *f, const pinfo *pi,
+                             const uint32_t *ran, size_t nran, double hot, size_t *n)
 {
-    bool no_order = o->no_order;
-    /* Only hot procedures join groups: a call from a procedure that ran a
-     * handful of times would otherwise drag it, and all it calls, in among
-     * the hot code.  Hot: at least OPT_HOT_SHARE of what ran. */
-    double hot = total * OPT_HOT_SHARE;
     size_t cap = 16, ne = 0;
     cedge *ce = malloc(cap * sizeof *ce);
-    uint32_t *grps = malloc((nran + 1) * sizeof *grps), *out = malloc((nran + 1) * sizeof *out);
-    if (!ce || !grps || !out)
-        goto oom;
-    for (size_t k = 0; k < nran && !no_order; k++) {
+    for (size_t k = 0; ce && k < nran; k++) {
         uint32_t i = ran[k];
         const cfg_proc *p = &prog->procs[i];
-        /* Calls through a register count toward nothing, even where a
-         * target profile names their callee: with them speedtest1's plan
-         * from value samples lost 1.4 to 2.8 points on held-out inputs over
-         * three trainings (docs/notes/optimizer-baselines.md); their
-         * targets serve as hints only. */
         for (size_t c = 0; c < p->ncalls; c++) {
             uint64_t callee = p->calls[c].target;
             const cfg_proc *q = callee ? cfg_proc_at(prog, callee) : NULL;
@@ -157,15 +150,37 @@ static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *
                 continue;
             if (ne == cap) {
                 cedge *nc = realloc(ce, (cap *= 2) * sizeof *ce);
-                if (!nc)
-                    goto oom;
+                if (!nc) {
+                    free(ce);
+                    return NULL;
+                }
                 ce = nc;
             }
-            double w = f->procs[i].block[p->calls[c].block];
-            /* C3 needs the direction: caller a, callee b */
-            ce[ne++] = o->c3 ? (cedge){ i, j, w } : (cedge){ i < j ? i : j, i < j ? j : i, w };
+            ce[ne++] = (cedge){ i, j, f->procs[i].block[p->calls[c].block] };
         }
     }
+    *n = ne;
+    return ce;
+}
+
+static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *pi,
+                             const uint32_t *ran, size_t nran, const opt_options *o, double total,
+                             uint32_t cache_bytes)
+{
+    /* Only hot procedures join groups: a call from a procedure that ran a
+     * handful of times would otherwise drag it, and all it calls, in among
+     * the hot code.  Hot: at least OPT_HOT_SHARE of what ran. */
+    double hot = total * OPT_HOT_SHARE;
+    size_t ne = 0;
+    cedge *ce = o->no_order ? calloc(1, sizeof *ce) : hot_call_edges(prog, f, pi, ran, nran, hot, &ne);
+    uint32_t *grps = malloc((nran + 1) * sizeof *grps), *out = malloc((nran + 1) * sizeof *out);
+    if (!ce || !grps || !out)
+        goto oom;
+    /* C3 needs the direction (caller a, callee b); the affinity order
+     * counts calls either way as one pair */
+    for (size_t k = 0; k < ne && !o->c3; k++)
+        if (ce[k].a > ce[k].b)
+            ce[k] = (cedge){ ce[k].b, ce[k].a, ce[k].w };
     qsort(ce, ne, sizeof *ce, by_pair);
     size_t m = 0;
     for (size_t k = 0; k < ne; k++)
@@ -466,6 +481,20 @@ typedef struct planner {
     lineset before, after;
 } planner;
 
+/* Hot procedures start on a 32-byte line, the others on 16 bytes. */
+static uint32_t proc_align(const planner *P, uint32_t i)
+{
+    return P->pi[i].insns >= P->hot_share ? 32 : 16;
+}
+
+/* Where procedure i starts when the code before it ends at off: aligned,
+ * then its gap. */
+static uint64_t proc_start(const planner *P, uint32_t i, uint64_t off)
+{
+    uint64_t al = proc_align(P, i);
+    return ((off + al - 1) & ~(al - 1)) + (uint64_t)P->gap[i] * P->line;
+}
+
 /* Chains and aligns the blocks of every procedure that ran, notes the
  * lines it runs on at its original addresses, and lists those that did
  * not as fillers. */
@@ -519,42 +548,22 @@ static void call_lists_free(call_lists *L)
 
 static bool hot_calls(planner *P, call_lists calls[2])
 {
-    const cfg_program *prog = P->prog;
-    size_t np = prog->nprocs, ne = 0, cap = 64;
-    uint32_t *e = malloc(cap * 2 * sizeof *e);
+    size_t np = P->prog->nprocs, ne = 0;
+    cedge *e = hot_call_edges(P->prog, P->f, P->pi, P->ran, P->nran, P->hot_share, &ne);
     bool ok = e != NULL;
-    for (size_t k = 0; ok && k < P->nran; k++) {
-        uint32_t i = P->ran[k];
-        const cfg_proc *p = &prog->procs[i];
-        if (P->pi[i].insns < P->hot_share)
-            continue;
-        for (size_t c = 0; ok && c < p->ncalls; c++) {
-            const cfg_proc *q = p->calls[c].target ? cfg_proc_at(prog, p->calls[c].target) : NULL;
-            uint32_t j = q ? (uint32_t)(q - prog->procs) : i;
-            if (j == i || P->pi[j].insns < P->hot_share)
-                continue;
-            if (ne == cap) {
-                uint32_t *ne2 = realloc(e, (cap *= 2) * 2 * sizeof *e);
-                if (!(ok = ne2 != NULL))
-                    break;
-                e = ne2;
-            }
-            e[2 * ne] = i, e[2 * ne + 1] = j, ne++;
-        }
-    }
     for (int d = 0; ok && d < 2; d++) {
         uint32_t *cnt = calloc(np + 2, sizeof *cnt), *list = malloc((ne + 1) * sizeof *list);
         calls[d] = (call_lists){ cnt, list };
         if (!(ok = cnt && list))
             break;
         for (size_t k = 0; k < ne; k++)
-            cnt[e[2 * k + d] + 2]++;
+            cnt[(d ? e[k].b : e[k].a) + 2]++;
         for (size_t i = 0; i < np; i++)
             cnt[i + 2] += cnt[i + 1];
         /* cnt[i + 1] is where i's list goes; filling moves it to its end,
          * which is where i + 1's starts */
         for (size_t k = 0; k < ne; k++)
-            list[cnt[e[2 * k + d] + 1]++] = e[2 * k + 1 - d];
+            list[cnt[(d ? e[k].b : e[k].a) + 1]++] = d ? e[k].a : e[k].b;
     }
     free(e);
     if (!ok)
@@ -612,8 +621,8 @@ static bool space_procs(planner *P)
     bool ok = G.stamp && G.nls && G.at && G.lh && G.psets && hot_calls(P, calls);
     uint64_t off = 0;
     for (size_t k = 0; ok && k < P->nran; k++) {
-        uint32_t i = P->order[k], nl = 0, al = P->pi[i].insns >= P->hot_share ? 32 : 16;
-        off = (off + al - 1) & ~(uint64_t)(al - 1);
+        uint32_t i = P->order[k], nl = 0;
+        off = proc_start(P, i, off);        /* no gap yet */
         if (P->pi[i].insns < P->hot_share) {
             off += P->pi[i].hot_bytes;
             continue;
@@ -664,10 +673,10 @@ static uint64_t colour_shift(planner *P, bool *ok)
 {
     uint64_t off = 0;
     for (size_t k = 0; k < P->nran; k++) {
-        uint32_t i = P->order[k], nl = 0, al = P->pi[i].insns >= P->hot_share ? 32 : 16;
+        uint32_t i = P->order[k], nl = 0;
         memset(P->heat, 0, P->nheat * sizeof *P->heat);
         line_heat(&P->prog->procs[i], &P->f->procs[i], &P->L[i], P->line, P->heat, &nl);
-        off = ((off + al - 1) & ~(uint64_t)(al - 1)) + (uint64_t)P->gap[i] * P->line;
+        off = proc_start(P, i, off);
         for (uint32_t l = 0; l < nl; l++)
             P->prog_sets[((off + P->o->code_phase) / P->line + l) % P->nsets] += P->heat[l];
         off += P->pi[i].hot_bytes;
@@ -690,9 +699,8 @@ static bool emit_proc(planner *P, uint32_t i, uint64_t *off)
     uint32_t nl = 0, line = P->line;
     memset(P->heat, 0, P->nheat * sizeof *P->heat);
     line_heat(p, fp, Lp, line, P->heat, &nl);
-    uint32_t al = P->pi[i].insns >= P->hot_share ? 32 : 16;
-    *off = ((*off + al - 1) & ~(uint64_t)(al - 1)) + (uint64_t)P->gap[i] * line;
-    plan_proc *pp = plan_add_proc(P->pl, p->start, al);
+    *off = proc_start(P, i, *off);
+    plan_proc *pp = plan_add_proc(P->pl, p->start, proc_align(P, i));
     if (!pp)
         return false;
     pp->gap = P->gap[i] * line;

@@ -351,23 +351,32 @@ static bool add_copies(const cfg_program *cfg, const struct est_selection *sel, 
     return ok;
 }
 
-/* Is lib a shared library img loads: its DT_SONAME among img's DT_NEEDED,
- * or the name of img's interpreter (the dynamic linker)? */
+static const char *base_name(const char *path)
+{
+    const char *b = path ? strrchr(path, '/') : NULL;
+    return b ? b + 1 : path ? path : "";
+}
+
+/* Does img load a library by this name: one of its DT_NEEDED, or the name
+ * of its interpreter (the dynamic linker)? */
+static bool loads_name(const image *img, const char *name)
+{
+    for (size_t i = 0; i < img->ndyn; i++) {
+        const char *need = img->dyn[i].tag == DT_NEEDED ? image_dyn_str(img, i) : NULL;
+        if (need && !strcmp(need, name))
+            return true;
+    }
+    return img->interp && !strcmp(base_name(img->interp), name);
+}
+
+/* Is lib a shared library img loads, by its DT_SONAME? */
 static bool loads(const image *img, const image *lib)
 {
     const char *soname = NULL;
     for (size_t i = 0; lib->type == ET_DYN && i < lib->ndyn && !soname; i++)
         if (lib->dyn[i].tag == DT_SONAME)
             soname = image_dyn_str(lib, i);
-    if (!soname)
-        return false;
-    for (size_t i = 0; i < img->ndyn; i++) {
-        const char *need = img->dyn[i].tag == DT_NEEDED ? image_dyn_str(img, i) : NULL;
-        if (need && !strcmp(need, soname))
-            return true;
-    }
-    const char *base = img->interp ? strrchr(img->interp, '/') : NULL;
-    return base && !strcmp(base + 1, soname);
+    return soname && loads_name(img, soname);
 }
 
 /* The shared libraries' heat per I-cache set from their cycle samples.  A
@@ -403,26 +412,13 @@ static void say(const struct est_selection *sel, const char *msg)
         fprintf(stderr, "optimize-image: warning: %s\n", msg);
 }
 
-static const char *base_name(const char *path)
-{
-    const char *b = path ? strrchr(path, '/') : NULL;
-    return b ? b + 1 : path ? path : "";
-}
-
 /* Might the image profiled at path be one that matters to img: img under
  * its own name (a copy of it deployed there), or a library img loads by
  * that name? */
 static bool may_matter(const image *img, const char *path)
 {
     const char *b = base_name(path);
-    if (!strcmp(b, base_name(img->path)) || (img->interp && !strcmp(b, base_name(img->interp))))
-        return true;
-    for (size_t i = 0; i < img->ndyn; i++) {
-        const char *need = img->dyn[i].tag == DT_NEEDED ? image_dyn_str(img, i) : NULL;
-        if (need && !strcmp(need, b))
-            return true;
-    }
-    return false;
+    return !strcmp(b, base_name(img->path)) || loads_name(img, b);
 }
 
 /* The selection's images whose file could not be read (the estimator says
@@ -439,8 +435,8 @@ static void say_unread(const cfg_program *cfg, const struct est_selection *sel, 
         if (im->status != EST_IMAGE_MISSING && im->status != EST_IMAGE_MISMATCH)
             continue;
         if (!may_matter(cfg->img, im->path)) {
-            others++;
-            one = im->path;
+            if (!others++)
+                one = im->path;
             continue;
         }
         snprintf(msg, sizeof msg, "%s: %s; its samples are left out", im->path,
@@ -452,7 +448,7 @@ static void say_unread(const cfg_program *cfg, const struct est_selection *sel, 
         snprintf(msg, sizeof msg,
                  "%zu other image%s of the database (%s%s) could not be read; none is %s or a library "
                  "it loads by name (a rewritten copy of it moved elsewhere needs --image FILE)",
-                 others, others == 1 ? "" : "s", one ? one : "?", others > 1 ? ", ..." : "",
+                 others, others == 1 ? "" : "s", one, others > 1 ? ", ..." : "",
                  base_name(cfg->img->path));
         say(sel, msg);
     }
