@@ -26,8 +26,10 @@ typedef struct opt_proc_layout {
     uint32_t *order;
     uint32_t *align;
     size_t n, split;
+    uint32_t kept, kept_bytes;   /* unsampled handler blocks kept hot */
 } opt_proc_layout;
 
+/* One procedure's chains, order and split (chains.c). */
 bool opt_chain_proc(const cfg_proc *p, const est_proc_freq *fp, const opt_options *o,
                     opt_proc_layout *out);
 /* Merge the chains of next/head/tail (glued by calls) that ran by the

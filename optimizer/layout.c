@@ -516,6 +516,11 @@ static bool chain_all(planner *P)
         }
         P->ran[P->nran++] = (uint32_t)i;
         ok = opt_chain_proc(p, fp, P->o, &P->L[i]);
+        if (ok && P->L[i].kept) {
+            P->res->kept_blocks += P->L[i].kept;
+            P->res->kept_bytes += P->L[i].kept_bytes;
+            P->res->kept_procs++;
+        }
         if (ok && !P->o->no_align)
             opt_align_proc(p, fp, P->ev5, &P->L[i], maxb);
         uint32_t cold;
@@ -886,6 +891,8 @@ void opt_report(FILE *out, const cfg_program *prog, const opt_result *r)
             "(%llu bytes of nops); their conflict measure %.0f without the gaps, %.0f with\n",
             r->gaps, (unsigned long long)r->gap_bytes, r->pair_conflict_before,
             r->pair_conflict_after);
+    fprintf(out, "unsampled handlers kept hot: %zu blocks (%llu bytes) in %zu procedures\n",
+            r->kept_blocks, (unsigned long long)r->kept_bytes, r->kept_procs);
     fprintf(out, "shared libraries' code: %.0f executions on %u I-cache sets\n", r->shared_heat,
             r->shared_sets);
     fprintf(out, "jump hints: %zu\n", r->hints);

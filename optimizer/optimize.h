@@ -38,6 +38,9 @@ typedef struct opt_options {
     bool no_split, no_align, no_chain, no_order;   /* switch passes off */
     bool split_warm;            /* warm chains (ran, but rarely) to the cold area
                                    too, where the estimate is HIGH or EXACT */
+    bool cold_handlers;         /* the unsampled targets of a hot jump table
+                                   go to the cold area like any block never
+                                   seen to run (by default they stay hot) */
     bool no_colour;             /* no cache-line colouring */
     bool gaps;                  /* gaps that move a hot procedure off the
                                    sets of its callers' and callees' hot lines */
@@ -97,6 +100,11 @@ typedef struct opt_result {
      * measure between such partners before and after. */
     size_t gaps;
     uint64_t gap_bytes;
+    /* Blocks no sample hit that are kept in the hot part as handlers of a
+     * hot jump table (opt_options.cold_handlers), their bytes, and the
+     * procedures they are in. */
+    size_t kept_blocks, kept_procs;
+    uint64_t kept_bytes;
     double pair_conflict_before, pair_conflict_after;
     double insns;               /* estimated instructions executed, total */
 } opt_result;

@@ -33,7 +33,8 @@
 # OPT_WORKLOADS picks workloads (default "lua speedtest1 zstd"), OPT_SCRIPTS
 # the held-out lua scripts, OPT_BUILDS the builds (default all five; add
 # nocol for exact with --no-colour; gaps for exact with --gaps, and for
-# each of its draws too; exttsp and c3 for samples with
+# each of its draws too; coldh for samples with --cold-handlers, from
+# each training's own profile; exttsp and c3 for samples with
 # --blocks ext-tsp and --procs c3; round2, the next round of the service
 # from a profile of the samples build, and double, its control: these need
 # samples), OPT_EXACT_DRAWS further plans from the exact counts each
@@ -198,7 +199,7 @@ optimize() {
   # also counts the time others held the cores.
   echo "optimize-image $name: $secs s ($(awk -v u="$usr" -v s="$sys" 'BEGIN { print u + s }') s CPU), $((kb / 1024)) MB peak"
   sed -n 2,3p "$tmp/$name.report"
-  grep '^gaps:' "$tmp/$name.report"
+  grep -E '^(gaps|unsampled handlers kept hot):' "$tmp/$name.report"
 }
 
 # again BUILD BIN [OPTION...]: the first training's database profiled as
@@ -286,6 +287,8 @@ for w in $WORKLOADS; do
     train_samples "$w" "$O2" "$tmp/$w.db" || exit 1
     optimize "$w.samples" "$O2" --db "$tmp/$w.db" --all-epochs || exit 1
     img[samples]=$tmp/$w.samples
+    has coldh && { optimize "$w.coldh" "$O2" --db "$tmp/$w.db" --all-epochs --cold-handlers || exit 1
+                   img[coldh]=$tmp/$w.coldh; }
     cost_check "$w.samples" "$tmp/$w.samples" "$ROUNDS"
     # More trainings of the same runs at other sampling phases: where hot
     # code lands in the direct-mapped I-cache moves held-out inputs by a
@@ -296,6 +299,11 @@ for w in $WORKLOADS; do
       optimize "$w.samples$t" "$O2" --db "$tmp/$w.db$t" --all-epochs || exit 1
       img[samples$t]=$tmp/$w.samples$t
       wbuilds="$wbuilds samples$t"
+      if has coldh; then
+        optimize "$w.coldh$t" "$O2" --db "$tmp/$w.db$t" --all-epochs --cold-handlers || exit 1
+        img[coldh$t]=$tmp/$w.coldh$t
+        wbuilds="$wbuilds coldh$t"
+      fi
     done
     # The service's next round: the plan from samples deployed, profiled
     # on the same training as long again (its samples carried back through
@@ -352,13 +360,13 @@ for w in $WORKLOADS; do
   geomean "$tmp/$w.table" | tee "$tmp/$w.geo"
   # The mean of each family of draws: samples, samples2, ... (trainings)
   # and exact, exactp1, ... (perturbed exact counts).
-  awk '$2 ~ /^(samples[0-9]*|exact(p[0-9]+)?|gaps(p[0-9]+)?)$/ {
+  awk '$2 ~ /^(samples[0-9]*|coldh[0-9]*|exact(p[0-9]+)?|gaps(p[0-9]+)?)$/ {
          f = $2; sub(/p?[0-9]+$/, "", f); n[f]++; s[f] += $5
          if (n[f] == 1 || $5 < lo[f]) lo[f] = $5; if ($5 > hi[f]) hi[f] = $5
          if (match($0, /, [0-9.]+% as a geo/)) gm[f] += substr($0, RSTART + 2, RLENGTH - 11) }
        END { for (f in n) if (n[f] > 1)
                printf "%s over %d %s: cycles ratio %.4f on the mean (%.4f to %.4f), I-cache misses %.1f%% fewer as a geometric mean, on the mean\n",
-                 f, n[f], f ~ /^samples/ ? "trainings" : "draws", s[f] / n[f], lo[f], hi[f], gm[f] / n[f] }' \
+                 f, n[f], f ~ /^(samples|coldh)/ ? "trainings" : "draws", s[f] / n[f], lo[f], hi[f], gm[f] / n[f] }' \
     "$tmp/$w.geo"
   unset img
 done

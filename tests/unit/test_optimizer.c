@@ -288,6 +288,52 @@ Test(optimizer, hot_jump_table_targets_aligned)
     layout_free(&L);
 }
 
+Test(optimizer, unsampled_handlers_of_a_hot_dispatch_stay_hot)
+{
+    /* 0 dispatches to handlers 1 and 2 (2 falls into 3 on its way back);
+     * from samples, 2 and 3 were never hit, and 4, reached from 3 and from
+     * the dispatch's other side, never either. */
+    fixture f;
+    init(&f, 5);
+    f.b[0].flags |= CFG_BF_TABLE;
+    f.bf[0] = 100000, f.bf[1] = 100000;
+    edge(&f, 0, 1, CFG_EDGE_TABLE, 100000);
+    edge(&f, 0, 2, CFG_EDGE_TABLE, 0);
+    edge(&f, 1, 0, CFG_EDGE_TAKEN, 100000);
+    edge(&f, 2, 3, CFG_EDGE_FALL, 0);
+    edge(&f, 3, 0, CFG_EDGE_TAKEN, 0);
+    edge(&f, 3, 4, CFG_EDGE_FALL, 0);
+    finish(&f);
+    for (uint32_t b = 2; b < 5; b++)
+        f.bc[b] = EST_CONF_LOW;
+    opt_options o = { 0 };
+    opt_proc_layout L = { 0 };
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
+    cr_assert_eq(L.split, PLAN_NOSPLIT, "the handler and what it reaches stay hot");
+    cr_assert(pos(&L, 2) > pos(&L, 1) && pos(&L, 3) > pos(&L, 1), "after the code that ran");
+    cr_assert_eq(L.kept, 3);
+    cr_assert_eq(L.kept_bytes, 48);
+    layout_free(&L);
+    /* Asked, or with exact counts (the training never ran it), to the cold area. */
+    o.cold_handlers = true;
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
+    cr_assert_eq(L.split, 2);
+    cr_assert_eq(L.kept, 0);
+    layout_free(&L);
+    o.cold_handlers = false;
+    f.bc[2] = EST_CONF_EXACT;
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
+    cr_assert_eq(L.split, 2);
+    layout_free(&L);
+    /* A dispatch that is itself warm marks nothing. */
+    f.bc[2] = EST_CONF_LOW;
+    f.bf[0] = 100, f.ef[0] = 100;
+    f.bf[1] = 100000;                       /* 1 loops on itself, say */
+    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
+    cr_assert_eq(L.split, 2);
+    layout_free(&L);
+}
+
 Test(optimizer, exttsp_keeps_the_glue)
 {
     fixture f;

@@ -1,5 +1,5 @@
 /*
- * optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour] [--gaps]
+ * optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--cold-handlers] [--no-colour] [--gaps]
  *                [--blocks pettis-hansen|ext-tsp] [--procs pettis-hansen|c3] [--write-plan FILE] -o OUT
  * optimize-image IMAGE --db DIR... [--epoch E...|--all-epochs] [--image FILE]... [--stale OLD]...
  *                [--report FILE] ... -o OUT
@@ -42,9 +42,9 @@
 
 static const char usage_text[] =
     "usage: optimize-image IMAGE --db DIR... [--epoch E...|--all-epochs] [--image FILE]... [--stale OLD]...\n"
-    "                      [--report FILE] [--split-warm] [--no-colour] [--gaps]\n"
+    "                      [--report FILE] [--split-warm] [--cold-handlers] [--no-colour] [--gaps]\n"
     "                      [--blocks pettis-hansen|ext-tsp] [--procs pettis-hansen|c3] [--write-plan FILE] [-v] -o OUT\n"
-    "       optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--no-colour] [--gaps]\n"
+    "       optimize-image IMAGE --exact FILE... [--report FILE] [--split-warm] [--cold-handlers] [--no-colour] [--gaps]\n"
     "                      [--blocks pettis-hansen|ext-tsp] [--procs pettis-hansen|c3] [--write-plan FILE] [-v] -o OUT\n"
     "       optimize-image IMAGE --plan FILE|identity|random [--seed N] [--check]\n"
     "                      [--write-plan FILE] [-v] -o OUT\n"
@@ -243,6 +243,7 @@ static int parse_args(int argc, char **argv, args *a)
         { "stale", required_argument, 0, 'S' },
         { "report", required_argument, 0, 'r' },
         { "split-warm", no_argument, 0, 'W' },
+        { "cold-handlers", no_argument, 0, 'H' },
         { "no-colour", no_argument, 0, 'C' },
         { "gaps", no_argument, 0, 'G' },
         { "blocks", required_argument, 0, 'B' },
@@ -284,6 +285,7 @@ static int parse_args(int argc, char **argv, args *a)
                 return 2;
             break;
         case 'W': a->oo.split_warm = true; break;
+        case 'H': a->oo.cold_handlers = true; break;
         case 'C': a->oo.no_colour = true; break;
         case 'G': a->oo.gaps = true; break;
         case 'P':
