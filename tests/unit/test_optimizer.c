@@ -290,9 +290,8 @@ Test(optimizer, hot_jump_table_targets_aligned)
 
 Test(optimizer, unsampled_handlers_of_a_hot_dispatch_stay_hot)
 {
-    /* 0 dispatches to handlers 1 and 2 (2 falls into 3 on its way back);
-     * from samples, 2 and 3 were never hit, and 4, reached from 3 and from
-     * the dispatch's other side, never either. */
+    /* 0 dispatches to handlers 1 and 2 (2 falls into 3 on its way back,
+     * 3 into 4 on an error path); from samples, 2, 3 and 4 were never hit. */
     fixture f;
     init(&f, 5);
     f.b[0].flags |= CFG_BF_TABLE;
