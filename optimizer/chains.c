@@ -77,9 +77,9 @@ static bool warm_sure(const est_proc_freq *fp, const uint32_t *next, uint32_t h)
  * target by the program's data (an interpreter's opcodes, a database
  * engine's), so a handler no sample hit ran too rarely to be sampled, and
  * runs as soon as an input uses its case more: measured on lua trained on
- * samples, 2 to 9% of a held-out script's instructions ran in the cold
- * area, most of them in the interpreter's unsampled handlers, against
- * 0.03 to 3.4% from exact counts (docs/notes/optimizer-handlers.md).  The
+ * samples, up to 9% of a held-out script's instructions ran in the cold
+ * area, most of them in the interpreter's unsampled handlers, against up
+ * to 3.4% from exact counts (docs/notes/optimizer-handlers.md).  The
  * targets of every table jump among its procedure's hot blocks are taken,
  * and from each the blocks it reaches that the estimate also calls never
  * run, up to blocks the estimate saw run.  Taking only the dispatches
