@@ -715,6 +715,7 @@ static bool emit_proc(planner *P, uint32_t i, uint64_t *off)
     nt->action = (p->flags & CFG_PF_MISSING) ? OPT_MOVED : OPT_CHAINED;
     nt->why = (p->flags & CFG_PF_MISSING) ? "control flow not fully known: moved whole" : NULL;
     nt->hot_bytes = hot_bytes(p, Lp, &nt->cold_bytes);
+    nt->kept_bytes = Lp->kept_bytes;
     bool ok = true;
     for (uint32_t l = 0; ok && l < nl; l++)
         if (P->heat[l] > 0)
@@ -906,10 +907,14 @@ void opt_report(FILE *out, const cfg_program *prog, const opt_result *r)
         if (n->action == OPT_COLD)
             continue;
         const cfg_proc *p = &prog->procs[n->proc];
-        fprintf(out, "%zu %s %.3f %u %u %u %u %.0f %.0f %s%s%s\n", k, action_name(n->action),
+        fprintf(out, "%zu %s %.3f %u %u %u %u %.0f %.0f %s", k, action_name(n->action),
                 r->insns > 0 ? 100 * n->insns / r->insns : 0, n->hot_bytes, n->cold_bytes,
-                n->aligned, n->hints, n->cost_before, n->cost_after, p->name ? p->name : "?",
-                n->why ? " # " : "", n->why ? n->why : "");
+                n->aligned, n->hints, n->cost_before, n->cost_after, p->name ? p->name : "?");
+        if (n->why)
+            fprintf(out, " # %s", n->why);
+        else if (n->kept_bytes)
+            fprintf(out, " # %u bytes of handlers no sample hit kept hot", n->kept_bytes);
+        fputc('\n', out);
     }
     fprintf(out, "# %zu procedures never ran: left in address order after the hot code\n",
             prog->nprocs - ran);

@@ -73,6 +73,7 @@ typedef struct opt_proc_note {
     uint32_t proc;              /* index into cfg->procs */
     uint8_t action;             /* opt_action */
     uint32_t hot_bytes, cold_bytes;   /* after the split (cold 0: no split) */
+    uint32_t kept_bytes;        /* of them, unsampled handlers kept hot */
     uint32_t aligned;           /* blocks given an alignment */
     uint32_t hints;             /* JMP/JSR hints toward a profiled target */
     double insns;               /* estimated instructions executed */
