@@ -8,7 +8,8 @@
  * as one chain.  Chains are then placed entry first, then the densest (the
  * most executions per instruction) first; chains that never ran go
  * to the cold area (a block the profile saw run, however rarely, stays in
- * the hot part, after the hot chains).
+ * the hot part, after the hot chains, and so do the handlers of a hot
+ * dispatch that no sample hit).
  */
 #include <stdlib.h>
 #include <string.h>
