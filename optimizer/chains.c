@@ -73,6 +73,26 @@ static bool warm_sure(const est_proc_freq *fp, const uint32_t *next, uint32_t h)
     return true;
 }
 
+/* Marks t and what it reaches by fall-through and branch edges that the
+ * estimate calls never run; stack has room for every block. */
+static void mark_unrun(const cfg_proc *p, const est_proc_freq *fp, uint32_t t, uint8_t *mark,
+                       uint32_t *stack)
+{
+    size_t sp = 0;
+    mark[t] = 1;
+    stack[sp++] = t;
+    while (sp) {
+        const cfg_block *B = &p->blocks[stack[--sp]];
+        for (uint32_t m = 0; m < B->nout; m++) {
+            const cfg_edge *F = &p->edges[p->out_edges[B->first_out + m]];
+            uint32_t v = F->to;
+            if (v < p->nblocks && !mark[v] && fp->block[v] <= 0 &&
+                (F->kind == CFG_EDGE_FALL || F->kind == CFG_EDGE_TAKEN))
+                mark[v] = 1, stack[sp++] = v;
+        }
+    }
+}
+
 /* Blocks the samples never saw that an input other than the profile's
  * likely runs: the handlers of a dispatch.  A jump table's jump picks its
  * target by the program's data (an interpreter's opcodes, a database
@@ -85,16 +105,16 @@ static bool warm_sure(const est_proc_freq *fp, const uint32_t *next, uint32_t h)
  * and from each the blocks it reaches that the estimate also calls never
  * run, up to blocks the estimate saw run.  Taking only the dispatches
  * whose average target would be a hot procedure's worth of work (leaving
- * out a parser's reduce switch, hundreds of rare cases) kept a third as
- * many bytes and measured worse on both workloads.  A zero from exact
- * counts is a fact about the training and is left alone.  NULL when
- * nothing is marked (or out of memory: then nothing is). */
+ * out a parser's reduce switch, hundreds of rare cases) kept a half to a
+ * third as many bytes and measured worse on both workloads, on the four
+ * trainings both rules were measured on.  A zero from exact counts is a
+ * fact about the training and is left alone.  NULL when nothing is marked
+ * (or out of memory: then nothing is). */
 static uint8_t *unsampled_handlers(const cfg_proc *p, const est_proc_freq *fp, double hot_from)
 {
     size_t nb = p->nblocks;
     uint8_t *mark = NULL;
     uint32_t *stack = NULL;
-    size_t sp = 0;
     for (uint32_t j = 0; j < nb; j++) {
         const cfg_block *J = &p->blocks[j];
         if (!(J->flags & CFG_BF_TABLE) || fp->block[j] <= 0 || fp->block[j] < hot_from)
@@ -109,18 +129,7 @@ static uint8_t *unsampled_handlers(const cfg_proc *p, const est_proc_freq *fp, d
                 free(mark);
                 return NULL;
             }
-            mark[t] = 1;
-            stack[sp++] = t;
-            while (sp) {
-                const cfg_block *B = &p->blocks[stack[--sp]];
-                for (uint32_t m = 0; m < B->nout; m++) {
-                    const cfg_edge *F = &p->edges[p->out_edges[B->first_out + m]];
-                    uint32_t v = F->to;
-                    if (v < nb && !mark[v] && fp->block[v] <= 0 &&
-                        (F->kind == CFG_EDGE_FALL || F->kind == CFG_EDGE_TAKEN))
-                        mark[v] = 1, stack[sp++] = v;
-                }
-            }
+            mark_unrun(p, fp, t, mark, stack);
         }
     }
     free(stack);
@@ -237,7 +246,8 @@ bool opt_chain_proc(const cfg_proc *p, const est_proc_freq *fp, const opt_option
             placed[x] = 1;
         }
     }
-    uint8_t *likely = o->cold_handlers ? NULL : unsampled_handlers(p, fp, warm_below);
+    /* (with splitting off, nothing goes cold: no block needs keeping) */
+    uint8_t *likely = o->cold_handlers || o->no_split ? NULL : unsampled_handlers(p, fp, warm_below);
     for (int pass = 0; pass < 3; pass++) {
         if (pass == 1)
             out->split = n;
@@ -255,7 +265,7 @@ bool opt_chain_proc(const cfg_proc *p, const est_proc_freq *fp, const opt_option
             for (uint32_t x = h; x != CFG_NONE; x = next[x]) {
                 out->order[n++] = x;
                 placed[x] = 1;
-                if (pass == 0 && likely && likely[x] && !o->no_split) {
+                if (pass == 0 && likely && likely[x]) {
                     out->kept++;
                     out->kept_bytes += (uint32_t)(p->blocks[x].end - p->blocks[x].start);
                 }

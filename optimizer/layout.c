@@ -124,9 +124,6 @@ static bool c3_merge(pinfo *pi, const cedge *ce, size_t m, const uint32_t *ran, 
     return true;
 }
 
-/* Call-affinity order of the procedures that ran: indices into prog->procs.
- * Groups merge by direct calls between hot procedures, by falling weight,
- * or with o->c3 by call-chain clustering. */
 /* The direct calls between hot procedures (at least hot instructions
  * each), caller a and callee b, weighted by the call site's count; *n of
  * them.  Calls through a register count toward nothing, even where a
@@ -163,6 +160,9 @@ static cedge *hot_call_edges(const cfg_program *prog, const est_freq *f, const p
     return ce;
 }
 
+/* Call-affinity order of the procedures that ran: indices into prog->procs.
+ * Groups merge by direct calls between hot procedures, by falling weight,
+ * or with o->c3 by call-chain clustering. */
 static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *pi,
                              const uint32_t *ran, size_t nran, const opt_options *o, double total,
                              uint32_t cache_bytes)
