@@ -188,6 +188,18 @@ static uint64_t phdr_addr(const image *im, uint64_t bias)
     return 0;
 }
 
+/* The stack's protection, as Linux gives it: executable when the
+ * executable's PT_GNU_STACK asks for it (GCC's nested functions build
+ * their trampolines there) or when it has no such header (programs older
+ * than the header), else read and write only. */
+static int stack_prot(const image *im)
+{
+    for (size_t i = 0; i < im->nsegments; i++)
+        if (im->segments[i].type == PT_GNU_STACK)
+            return GP_R | GP_W | (im->segments[i].flags & PF_X ? GP_X : 0);
+    return GP_R | GP_W | GP_X;
+}
+
 /* glibc 2.36's static start-up finds its program headers only through
  * __ehdr_start, and Debian's Alpha linker relaxes that address to 0, so
  * a static program never sees its PT_TLS segment and dies on its first
@@ -453,7 +465,7 @@ int load_program(thread *t, const char *hostpath, const char *gpath,
         goto out;
     }
     x->brk_start = x->brk = m->cfg.brk_start ? m->cfg.brk_start : (brk_end + PG_MASK) & ~PG_MASK;
-    mm_map(m, x, STACK_TOP - STACK_MAX, STACK_MAX, GP_R | GP_W, VMA_STACK, "[stack]", 0, -1, 0);
+    mm_map(m, x, STACK_TOP - STACK_MAX, STACK_MAX, stack_prot(im), VMA_STACK, "[stack]", 0, -1, 0);
 
     uint64_t aux[64];
     int na = 0;
