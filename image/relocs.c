@@ -111,6 +111,11 @@ bool image_require_relocs(const image *img, image_error *err)
 {
     if (image_has_text_relocs(img))
         return true;
+    /* strip removes the relocations --emit-relocs kept, with the symbols. */
+    if (!image_section_by_name(img, ".symtab"))
+        return img_fail(err, IMG_ENORELOCS, img->path,
+                        "no relocations for .text and no symbol table (stripped?): link with "
+                        "-Wl,--emit-relocs and keep the symbols");
     return img_fail(err, IMG_ENORELOCS, img->path, "no relocations for .text: link with -Wl,--emit-relocs");
 }
 

@@ -10,10 +10,14 @@
  * emission and patching run in rounds until no new procedure is pinned.
  */
 #include <elf.h>
+#include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/outfile.h"
 #include "rewriter/internal.h"
 
 static const char *const reason_names[RW_NREASONS] = {
@@ -150,36 +154,68 @@ static void ctx_free(rw_ctx *cx)
     addrmap_free(&cx->am);
 }
 
+/* What makes an image impossible to rewrite, whatever the plan. */
+static bool image_rewritable(const image *img, char *err, size_t errlen)
+{
+    image_error ie;
+    if (img->type != ET_EXEC) {
+        snprintf(err, errlen, "%s: not an executable (ET_EXEC): shared objects and PIE are not supported",
+                 img->path);
+        return false;
+    }
+    if (!image_require_relocs(img, &ie)) {
+        snprintf(err, errlen, "%s", ie.msg);
+        return false;
+    }
+    if (image_section_by_name(img, ADDRMAP_SECTION)) {
+        snprintf(err, errlen, "%s: already rewritten (it has %s): rewrite the original image",
+                 img->path, ADDRMAP_SECTION);
+        return false;
+    }
+    if (!img->has_gp) {
+        snprintf(err, errlen, "%s: no GP value found", img->path);
+        return false;
+    }
+    if (image_gp_count(img) > 1) {
+        snprintf(err, errlen, "%s: the linker made %zu GOTs (several GP values): not supported",
+                 img->path, image_gp_count(img));
+        return false;
+    }
+    return true;
+}
+
+bool rw_can_rewrite(const image *img, const char *outpath, char *err, size_t errlen)
+{
+    if (!image_rewritable(img, err, errlen))
+        return false;
+    if (outfile_is(outpath, img->path)) {
+        snprintf(err, errlen, "%s: output is the input image; write to a new file", outpath);
+        return false;
+    }
+    if (!outfile_check(outpath, err, errlen))
+        return false;
+    char *dir = strdup(outpath);
+    if (!dir) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    char *slash = strrchr(dir, '/');
+    const char *d = slash ? (slash == dir ? "/" : (*slash = 0, dir)) : ".";
+    bool ok = access(d, W_OK | X_OK) == 0;
+    if (!ok)
+        snprintf(err, errlen, "%s: cannot create a file in %s: %s", outpath, d, strerror(errno));
+    free(dir);
+    return ok;
+}
+
 /* Everything that does not depend on the layout: the image can be
  * rewritten at all, the plan fits its CFG, which procedures cannot move
  * freely.  The caller frees cx either way. */
 static bool ctx_init(rw_ctx *cx)
 {
     const image *img = cx->img;
-    image_error ie;
-    if (img->type != ET_EXEC) {
-        snprintf(cx->err, cx->errlen, "%s: not an executable (ET_EXEC): shared objects and PIE are not supported",
-                 img->path);
+    if (!image_rewritable(img, cx->err, cx->errlen))
         return false;
-    }
-    if (!image_require_relocs(img, &ie)) {
-        snprintf(cx->err, cx->errlen, "%s", ie.msg);
-        return false;
-    }
-    if (image_section_by_name(img, ADDRMAP_SECTION)) {
-        snprintf(cx->err, cx->errlen, "%s: already rewritten (it has %s): rewrite the original image",
-                 img->path, ADDRMAP_SECTION);
-        return false;
-    }
-    if (!img->has_gp) {
-        snprintf(cx->err, cx->errlen, "%s: no GP value found", img->path);
-        return false;
-    }
-    if (image_gp_count(img) > 1) {
-        snprintf(cx->err, cx->errlen, "%s: the linker made %zu GOTs (several GP values): not supported",
-                 img->path, image_gp_count(img));
-        return false;
-    }
     cx->procs = calloc(cx->prog->nprocs ? cx->prog->nprocs : 1, sizeof *cx->procs);
     cx->inverts = malloc((cx->pl->ninverts ? cx->pl->ninverts : 1) * sizeof *cx->inverts);
     cx->code_lo = UINT64_MAX;

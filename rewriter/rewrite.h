@@ -75,6 +75,12 @@ bool rw_rewrite(const image *img, const cfg_program *prog, const plan *pl,
                 const rw_options *opt, const char *outpath, rw_stats *st,
                 char *err, size_t errlen);
 
+/* Whether img can be rewritten into outpath at all, before any plan is
+ * made: an executable with its relocations, not already rewritten, and an
+ * output that is not the input, not a device or directory, in a directory
+ * that can be written.  False with the reason in err. */
+bool rw_can_rewrite(const image *img, const char *outpath, char *err, size_t errlen);
+
 /* Where the moved code starts, as an offset from the new segment's start
  * (which is aligned to at least a page): after the program headers, on a
  * 32-byte boundary.  The optimizer colours I-cache sets from it. */

@@ -58,6 +58,19 @@ if command -v alpha-linux-gnu-gcc >/dev/null 2>&1; then
   printf 'int main(void) { return 0; }\n' >"$tmp/t.c"
   alpha-linux-gnu-gcc -O2 -o "$tmp/norelocs" "$tmp/t.c"
   expect 1 "emit-relocs" "$OPT" "$tmp/norelocs" --plan identity -o "$tmp/x"
+  cp "$PROG" "$tmp/stripped" && alpha-linux-gnu-strip "$tmp/stripped"
+  expect 1 "no symbol table (stripped?)" "$OPT" "$tmp/stripped" --plan identity -o "$tmp/x"
+  # What cannot be rewritten is refused before a plan or a report is made.
+  alpha-linux-gnu-gcc -O2 -fPIE -pie -Wl,--emit-relocs -o "$tmp/pie" "$tmp/t.c"
+  "$BUILD/bin/axp" run --exact "$tmp/x.exact" -- "$PROG" >/dev/null 2>&1
+  expect 1 "PIE are not supported" "$OPT" "$tmp/pie" --exact "$tmp/x.exact" --report "$tmp/r1" -o "$tmp/x"
+  expect 1 "output is the input" "$OPT" "$tmp/same" --exact "$tmp/x.exact" --report "$tmp/r2" -o "$tmp/same"
+  expect 1 "cannot create a file in" "$OPT" "$PROG" --exact "$tmp/x.exact" --report "$tmp/r3" -o "$tmp/no/x"
+  if [ -e "$tmp/r1" ] || [ -e "$tmp/r2" ] || [ -e "$tmp/r3" ] || [ -e "$tmp/x" ]; then
+    echo "FAIL: a refused run left a report or an output"; failed=$((failed + 1))
+  else
+    echo "ok   refused runs left no report and no output"; passed=$((passed + 1))
+  fi
 fi
 
 # Rewriting a rewritten image rewrites its original, recovered from it; the

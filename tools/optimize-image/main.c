@@ -436,12 +436,13 @@ int main(int argc, char **argv)
     open[0] = img;
     a.sel.open_images = open;
     a.sel.nopen_images = 1;
-    if (!image_require_relocs(img, &ierr)) {
-        fprintf(stderr, "optimize-image: %s\n", ierr.msg);
+    /* Before the plan and the report: a failure leaves nothing behind. */
+    char err[512];
+    if (!rw_can_rewrite(img, a.out, err, sizeof err)) {
+        fprintf(stderr, "optimize-image: %s\n", err);
         image_close(img);
         return 1;
     }
-    char err[512];
     cfg_program *prog = cfg_build(img, err, sizeof err);
     if (!prog) {
         fprintf(stderr, "optimize-image: %s\n", err);
