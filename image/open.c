@@ -537,7 +537,9 @@ image *image_open_for_running(const char *path, image_error *err)
 
 static uint8_t *read_whole(const char *path, size_t *sizep, image_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO for reading would wait for a writer, and
+     * a profile's image path may since have become one. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         img_fail(err, IMG_EIO, path, "cannot open: %s", strerror(errno));
         return NULL;

@@ -66,6 +66,11 @@ if command -v alpha-linux-gnu-gcc >/dev/null 2>&1; then
   expect 1 "PIE are not supported" "$OPT" "$tmp/pie" --exact "$tmp/x.exact" --report "$tmp/r1" -o "$tmp/x"
   expect 1 "output is the input" "$OPT" "$tmp/same" --exact "$tmp/x.exact" --report "$tmp/r2" -o "$tmp/same"
   expect 1 "cannot create a file in" "$OPT" "$PROG" --exact "$tmp/x.exact" --report "$tmp/r3" -o "$tmp/no/x"
+  # A source given twice would count twice.
+  expect 2 "the same: it would count twice" "$OPT" "$PROG" --exact "$tmp/x.exact" --exact "$tmp/./x.exact" -o "$tmp/x"
+  mkdir -p "$tmp/db"
+  expect 2 "the same: it would count twice" "$OPT" "$PROG" --db "$tmp/db" --db "$tmp/db/" -o "$tmp/x"
+  expect 2 "the same: it would count twice" "$OPT" "$PROG" --db "$tmp/db" --epoch 1 --epoch 1 -o "$tmp/x"
   if [ -e "$tmp/r1" ] || [ -e "$tmp/r2" ] || [ -e "$tmp/r3" ] || [ -e "$tmp/x" ]; then
     echo "FAIL: a refused run left a report or an output"; failed=$((failed + 1))
   else

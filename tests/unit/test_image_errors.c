@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "image/image.h"
 
@@ -87,6 +89,23 @@ Test(image_errors, cannot_open)
     cr_assert_eq(err.code, IMG_EIO);
     cr_assert(strstr(err.msg, "directory"), "%s", err.msg);
     cr_assert_null(image_open("no/such/file.elf", NULL));   /* err is optional */
+}
+
+/* A FIFO where an image was: refused at once, not waited on for a writer
+ * (the timeout turns a hang into a failure). */
+Test(image_errors, fifo_is_refused_without_waiting, .timeout = 10)
+{
+    char dir[] = "/tmp/cpo-image-fifo-XXXXXX", path[64];
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/prog", dir);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    image_error err;
+    image *img = image_open(path, &err);
+    unlink(path);
+    rmdir(dir);
+    cr_assert_null(img);
+    cr_assert_eq(err.code, IMG_EIO);
+    cr_assert(strstr(err.msg, "not a regular file"), "%s", err.msg);
 }
 
 Test(image_errors, not_elf)

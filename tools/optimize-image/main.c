@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cfg/cfg.h"
@@ -164,7 +165,7 @@ static bool profile_sources(const cfg_program *prog, const est_selection *sel, c
         }
     }
     if (!have)
-        snprintf(err, errlen, "%s (and in every other database and epoch given)", first);
+        snprintf(err, errlen, "%.400s (and in every other database and epoch given)", first);
     return have;
 }
 
@@ -228,6 +229,30 @@ typedef struct args {
     bool seeded;
     rw_options ro;
 } args;
+
+/* Whether two paths name one file or directory (the same string when
+ * neither can be looked at). */
+static bool same_file(const char *x, const char *y)
+{
+    struct stat a, b;
+    if (stat(x, &a) == 0 && stat(y, &b) == 0)
+        return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    return !strcmp(x, y);
+}
+
+/* A database, epoch or counts file given twice would count its samples
+ * twice and tilt the sum toward it: refused, as a mistake. */
+static bool repeated(const char *opt, const char *const *v, size_t n, bool by_file)
+{
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = 0; j < i; j++)
+            if (by_file ? same_file(v[i], v[j]) : !strcmp(v[i], v[j])) {
+                fprintf(stderr, "optimize-image: %s %s and %s %s are the same: it would count twice\n",
+                        opt, v[j], opt, v[i]);
+                return true;
+            }
+    return false;
+}
 
 /* Reads the command line into *a: -1 to go on, else the status to exit
  * with (0 after --help, 2 after a usage error, said). */
@@ -355,6 +380,10 @@ static int parse_args(int argc, char **argv, args *a)
         fprintf(stderr, "optimize-image: --seed goes with --plan random\n");
         return 2;
     }
+    if (repeated("--db", a->src.dbs, a->src.ndbs, true) ||
+        repeated("--epoch", a->src.epochs, a->src.nepochs, false) ||
+        repeated("--exact", a->exact, a->nexact, true))
+        return 2;
     a->sel.image_files = a->images;
     a->sel.nimage_files = a->nimages;
     a->sel.warn = warn_once;
