@@ -452,8 +452,17 @@ static void job_done(cpod *d, cpod_job *j)
             d->retry_wait = cap;
         d->retry_at = cpod_now_ms() + d->retry_wait;
         d->failures++;
-        cpod_msg(msg, sizeof msg, "merge generation %" PRIu64 " failed: %.700s (kept; retried in "
-                 "%lld s, or at the next flush)", j->gen, j->err.msg, d->retry_wait / 1000);
+        char held[200];
+        bool exiting = d->quitting && (d->quit_ticket == j->gen || !d->quit_ticket);
+        /* The pending file holds PC profiles only and the next daemon's
+         * journal replay skips its generation: the rest goes with us. */
+        if (exiting && j->pended && cpod_job_unstored(j, held, sizeof held))
+            cpod_msg(msg, sizeof msg, "merge generation %" PRIu64 " failed: %.500s (its PC profiles are kept "
+                     "for the next start; its %s are not stored and are lost as cpod exits)", j->gen, j->err.msg,
+                     held);
+        else
+            cpod_msg(msg, sizeof msg, "merge generation %" PRIu64 " failed: %.700s (kept; retried in "
+                     "%lld s, or at the next flush)", j->gen, j->err.msg, d->retry_wait / 1000);
         /* Logged when the failure starts or changes, not at every attempt. */
         if (strncmp(d->fail_msg, j->err.msg, sizeof d->fail_msg - 1)) {
             cpod_log("%s", msg);
@@ -466,7 +475,7 @@ static void job_done(cpod *d, cpod_job *j)
         answer(d, j, false, msg, j->retry);
         d->want_flush = d->want_epoch = false;
         j->retry = true;
-        if (d->quitting && (d->quit_ticket == j->gen || !d->quit_ticket)) {
+        if (exiting) {
             d->quit = true;
             d->exit_status = 1;
         }
@@ -791,6 +800,11 @@ int cpod_serve(cpod *d)
         housekeeping(d, &disabled_journals);
     }
     close(sfd);
+    char held[200];
+    if (d->retry && d->retry->pended && cpod_job_unstored(d->retry, held, sizeof held))
+        cpod_log("exiting with merge generation %" PRIu64 " unfinished: its PC profiles are kept in the "
+                 "pending file for the next start, but its %s are not stored and are LOST (the pending "
+                 "file holds PC profiles only): %.500s", d->retry->gen, held, d->retry->err.msg);
     cpod_log("cpod exiting (status %d): %" PRIu64 " samples taken, %" PRIu64 " merged, %" PRIu64
              " unknown", d->exit_status, d->samples, d->merged, d->unknown);
     return d->exit_status;

@@ -203,6 +203,8 @@ bool cpod_stacks_add(cpod_stackset *s, cpod_procs *procs, const char *event, con
 /* Merge every group into db; the groups stored leave s.  false with err
  * set when some could not be stored (they stay in s). */
 bool cpod_stacks_merge(cpod_stackset *s, profdb *db, const char *host, profdb_error *err);
+/* The stacks (with their counts) still in s: not stored yet. */
+uint64_t cpod_stacks_held(const cpod_stackset *s);
 
 /* ---- journal (cpod_journal.c) ---------------------------------------------- */
 
@@ -418,6 +420,9 @@ typedef struct cpod_job {
 } cpod_job;
 
 void cpod_job_free(cpod_job *j);
+/* What of j's stacks, value lists and ProfileMe entries is not stored
+ * yet, as text for a message ("" when all is); its length. */
+size_t cpod_job_unstored(const cpod_job *j, char *out, size_t size);
 /* Run job (on the merge thread, or at start-up). */
 void cpod_merge_run(cpod *d, cpod_job *job);
 void *cpod_merge_thread(void *arg);

@@ -54,6 +54,28 @@ void cpod_job_free(cpod_job *j)
     free(j);
 }
 
+size_t cpod_job_unstored(const cpod_job *j, char *out, size_t size)
+{
+    size_t lists = 0, vi = 0, entries = 0, pi = 0;
+    for (size_t i = 0; j->values && i < j->values->nimg; i++)
+        if (!j->values->img[i].stored && j->values->img[i].n) {
+            lists += j->values->img[i].n;
+            vi++;
+        }
+    for (size_t i = 0; j->pm && i < j->pm->nimg; i++)
+        if (!j->pm->img[i].stored && j->pm->img[i].n) {
+            entries += j->pm->img[i].n;
+            pi++;
+        }
+    uint64_t stacks = cpod_stacks_held(&j->stk);
+    out[0] = '\0';
+    if (!lists && !entries && !stacks)
+        return 0;
+    int n = snprintf(out, size, "%" PRIu64 " stacks, %zu value lists of %zu images, %zu ProfileMe entries of %zu images",
+                     stacks, lists, vi, entries, pi);
+    return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
+}
+
 static double now_s(void)
 {
     struct timespec ts;

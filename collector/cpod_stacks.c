@@ -248,3 +248,13 @@ bool cpod_stacks_merge(cpod_stackset *s, profdb *db, const char *host, profdb_er
     }
     return ok && done == ng;
 }
+
+uint64_t cpod_stacks_held(const cpod_stackset *s)
+{
+    uint64_t n = 0;
+    for (const cpod_stkgroup *g = s->groups; g; g = g->next)
+        for (size_t b = 0; b < g->nb; b++)
+            for (const cpod_stk *x = g->tab[b]; x; x = x->next)
+                n += x->count;
+    return n;
+}

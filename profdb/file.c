@@ -285,6 +285,38 @@ size_t pd_merge_batch(profdb *db, size_t n, const pd_batch *b, const void *ctx, 
     return done;
 }
 
+bool pd_set_aside(profdb *db, const char *path, const profdb_error *why, profdb_error *err)
+{
+    size_t n = strlen(path) + 40;
+    char *dst = malloc(n);
+    if (!dst)
+        return pd_fail(err, PROFDB_ENOMEM, "out of memory");
+    /* link, not rename, where the file system has links: a file set aside
+     * earlier in the same second keeps its name, this one takes the next. */
+    long long t = (long long)time(NULL);
+    bool ok = false;
+    for (unsigned k = 0; k < 1000; k++) {
+        if (k)
+            snprintf(dst, n, "%s.corrupt-%lld-%u", path, t, k);
+        else
+            snprintf(dst, n, "%s.corrupt-%lld", path, t);
+        if (link(path, dst) == 0) {
+            ok = unlink(path) == 0;
+            break;
+        }
+        if (errno != EEXIST) {
+            ok = rename(path, dst) == 0;
+            break;
+        }
+    }
+    if (ok)
+        pd_warn(db, "%s; set aside as %s, merging into a new profile", why->msg, dst);
+    else
+        pd_fail_sys(err, path, "cannot set the unreadable profile aside");
+    free(dst);
+    return ok;
+}
+
 bool pd_update_host_file(profdb *db, const char *host, const char *key, const char *suffix, pd_update_fn update,
                          void *ctx, profdb_error *err)
 {
@@ -307,10 +339,24 @@ bool pd_update_host_file(profdb *db, const char *host, const char *key, const ch
         !(path = pd_join(hostdir, fname, NULL, err)))
         goto out;
     struct stat st;
-    /* a damaged file stays where it is, and nothing is written over it */
+    /* one we cannot read at all (a directory there, EACCES) stays, and the merge fails */
     if (stat(path, &st) == 0 && !pd_slurp(path, &old, &oldn, err))
         goto out;
-    ok = update(ctx, path, old, oldn, &enc, &size, err) && pd_write_atomic(hostdir, fname, enc, size, true, err);
+    profdb_error e = { 0 };
+    if (!update(ctx, path, old, oldn, &enc, &size, &e)) {
+        /* Damaged bytes would fail every later merge into this file (and
+         * so the daemon's whole generation): keep them aside, start anew. */
+        bool damaged = old && (e.code == PROFDB_EMAGIC || e.code == PROFDB_ETRUNC ||
+                               e.code == PROFDB_ECHECKSUM || e.code == PROFDB_ECORRUPT);
+        free(enc);
+        enc = NULL;
+        if (!damaged || !pd_set_aside(db, path, &e, err) || !update(ctx, path, NULL, 0, &enc, &size, err)) {
+            if (!damaged && err)
+                *err = e;
+            goto out;
+        }
+    }
+    ok = pd_write_atomic(hostdir, fname, enc, size, true, err);
 out:
     if (lockfd >= 0)
         close(lockfd);

@@ -79,11 +79,16 @@ size_t pd_merge_batch(profdb *db, size_t n, const pd_batch *b, const void *ctx, 
 /* Rewrite key+suffix of host (NULL: this machine's name) in the current
  * epoch with what update makes of its bytes (old NULL when there is no
  * file yet), under the host directory's lock, renamed into place.  A
- * file update cannot read stays as it was. */
+ * file update finds damaged (PROFDB_EMAGIC, ETRUNC, ECHECKSUM, ECORRUPT)
+ * is set aside (pd_set_aside) and update runs again on nothing; one that
+ * cannot be read at all stays, and the call fails. */
 typedef bool (*pd_update_fn)(void *ctx, const char *path, const uint8_t *old, size_t oldn, uint8_t **out,
                              size_t *outn, profdb_error *err);
 bool pd_update_host_file(profdb *db, const char *host, const char *key, const char *suffix, pd_update_fn update,
                          void *ctx, profdb_error *err);
+/* A damaged file at path renamed to path.corrupt-TIME, with a warning
+ * giving why: one left there would block every later merge into it. */
+bool pd_set_aside(profdb *db, const char *path, const profdb_error *why, profdb_error *err);
 
 /* records.c: a per-instruction profile kind (value profiles, ProfileMe
  * profiles): PD_KIND_HEADER bytes (magic, version, reserved word, record

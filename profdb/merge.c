@@ -46,24 +46,6 @@ static void remove_stale_temps(const char *dir)
     closedir(d);
 }
 
-/* A profile we cannot read would block every later merge into it; keep
- * its bytes under another name for inspection and start afresh. */
-static bool set_aside(profdb *db, const char *path, const profdb_error *why, profdb_error *err)
-{
-    size_t n = strlen(path) + 40;
-    char *dst = malloc(n);
-    if (!dst)
-        return pd_fail(err, PROFDB_ENOMEM, "out of memory");
-    snprintf(dst, n, "%s.corrupt-%lld", path, (long long)time(NULL));
-    bool ok = rename(path, dst) == 0;
-    if (ok)
-        pd_warn(db, "%s; set aside as %s, merging into a new profile", why->msg, dst);
-    else
-        pd_fail_sys(err, path, "cannot set the unreadable profile aside");
-    free(dst);
-    return ok;
-}
-
 /* Sorted copy of the samples with repeats added up and zeros dropped. */
 static profdb_entry *normalise(const profdb_input *in, size_t *n, uint64_t *total,
                                profdb_error *err)
@@ -134,7 +116,7 @@ static bool merge_one(profdb *db, const char *hostdir, const char *host, const p
                     *err = e;
                 goto out;
             }
-            if (!set_aside(db, path, &e, err))
+            if (!pd_set_aside(db, path, &e, err))
                 goto out;
         }
     } else if (e.code != PROFDB_ENOENT) {

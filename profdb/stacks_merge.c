@@ -92,13 +92,8 @@ static bool merge_one(profdb *db, const char *hostdir, const char *host, const p
         goto out;
     } else if (e.code != PROFDB_ENOENT && !(e.code == PROFDB_EIO && e.sys_errno == ENOENT)) {
         /* damaged: set aside, as profiles are, and start anew */
-        char aside[PATH_MAX];
-        snprintf(aside, sizeof aside, "%s.corrupt-%lld", path, (long long)time(NULL));
-        if (rename(path, aside) < 0) {
-            pd_fail_sys(err, path, "cannot set a damaged stack profile aside");
+        if (!pd_set_aside(db, path, &e, err))
             goto out;
-        }
-        pd_warn(db, "%s; set aside as %s", e.msg, aside);
     }
     ok = profdb_stacks_encode(&add, &enc, &size, err) &&
          pd_write_atomic(hostdir, fname, enc, size, false, err);

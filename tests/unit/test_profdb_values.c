@@ -5,6 +5,7 @@
  * stored file is neither read as data nor written over.
  */
 #include <criterion/criterion.h>
+#include <glob.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -109,7 +110,7 @@ Test(profdb_values, merge_into_the_database)
     cr_assert_eq(n, 1);
     free(v);
     cr_assert_not(profdb_values_sum(db, NULL, NULL, "ffff", &v, &n, &e));
-    /* a damaged stored file: an error, and it stays as it was */
+    /* a damaged stored file */
     char epoch[PROFDB_EPOCH_MAX], path[1024];
     cr_assert(profdb_current_epoch(db, epoch, &e));
     snprintf(path, sizeof path, "%s/%s/hostA/%s.values", dir, epoch, KEY);
@@ -120,11 +121,30 @@ Test(profdb_values, merge_into_the_database)
     fclose(f);
     struct stat before, after;
     cr_assert_eq(stat(path, &before), 0);
-    cr_assert_not(profdb_values_merge(db, "hostA", KEY, a, 1, &e));
-    cr_assert(strstr(e.msg, path), "%s", e.msg);
+    /* set aside as NAME.corrupt-TIME (bytes kept), and the merge starts anew */
+    cr_assert(profdb_values_merge(db, "hostA", KEY, a, 1, &e), "%s", e.msg);
     cr_assert_eq(stat(path, &after), 0);
+    cr_assert_neq(before.st_ino, after.st_ino);
+    char aside[1100];
+    glob_t g;
+    snprintf(aside, sizeof aside, "%s.corrupt-*", path);
+    cr_assert_eq(glob(aside, 0, NULL, &g), 0);
+    cr_assert_eq(g.gl_pathc, 1);
+    cr_assert_eq(stat(g.gl_pathv[0], &after), 0);
     cr_assert_eq(before.st_ino, after.st_ino);
-    cr_assert_not(profdb_values_sum(db, NULL, NULL, KEY, &v, &n, &e));
+    globfree(&g);
+    cr_assert(profdb_values_sum(db, NULL, "hostA", KEY, &v, &n, &e), "%s", e.msg);
+    cr_assert_eq(n, 1);
+    free(v);
+    /* damaged again within the second: the first one set aside keeps its name */
+    cr_assert((f = fopen(path, "r+b")));
+    fseek(f, 50, SEEK_SET);
+    fputc(0xfe, f);
+    fclose(f);
+    cr_assert(profdb_values_merge(db, "hostA", KEY, a, 1, &e), "%s", e.msg);
+    cr_assert_eq(glob(aside, 0, NULL, &g), 0);
+    cr_assert_eq(g.gl_pathc, 2, "%zu files set aside", g.gl_pathc);
+    globfree(&g);
     profdb_close(db);
     tu_rmrf(dir);
     free(dir);
