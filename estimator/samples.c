@@ -114,7 +114,8 @@ static int cmp_triple(const void *a, const void *b)
 /* Fold (offset, event, count) triples into the image's columns. */
 static bool fold_triples(est_image *im, triple *t, size_t nt, size_t nev)
 {
-    qsort(t, nt, sizeof *t, cmp_triple);
+    if (nt)             /* t is NULL when no profile was summed */
+        qsort(t, nt, sizeof *t, cmp_triple);
     size_t n = 0;
     for (size_t i = 0; i < nt; i++)
         n += i == 0 || t[i].offset != t[i - 1].offset;

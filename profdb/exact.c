@@ -294,13 +294,14 @@ profdb_exact *profdb_exact_parse(const char *text, size_t len, const char *name,
                                  profdb_error *err)
 {
     parser p = { .name = name, .err = err };
-    if (!(p.ex = calloc(1, sizeof *p.ex))) {
+    if (!(p.ex = calloc(1, sizeof *p.ex)) || !(p.ex->name = strdup(name))) {
+        free(p.ex);
         pd_fail(err, PROFDB_ENOMEM, "%s: out of memory", name);
         return NULL;
     }
     char *buf = NULL;
     size_t cap = 0;
-    bool ok = true, any = false;
+    bool ok = true, any = false, runs = false;
     for (size_t at = 0; at < len && ok;) {
         const char *nl = memchr(text + at, '\n', len - at);
         size_t n = (nl ? (size_t)(nl - text) : len) - at;
@@ -326,11 +327,16 @@ profdb_exact *profdb_exact_parse(const char *text, size_t len, const char *name,
         if (!*s || *s == '#')
             continue;
         any = true;
+        runs = runs || !strncmp(s, "block", 5);
         ok = record(&p, s);
     }
     free(buf);
     if (ok && !any)
         ok = pd_fail(err, PROFDB_ECORRUPT, "%s: no records: not an exact-counts file", name);
+    /* Every run executes a block: image lines alone are a file cut short,
+     * which would read as counts of zero. */
+    if (ok && !runs)
+        ok = pd_fail(err, PROFDB_ECORRUPT, "%s: no counts for any image (only image lines: cut short?)", name);
     if (!ok) {
         profdb_exact_free(p.ex);
         return NULL;
@@ -392,6 +398,7 @@ void profdb_exact_free(profdb_exact *ex)
         free(im->calls);
     }
     free(ex->images);
+    free(ex->name);
     free(ex);
 }
 
@@ -410,4 +417,15 @@ const profdb_exact_image *profdb_exact_find_path(const profdb_exact *ex, const c
         if (!strcmp(ex->images[i].path, path))
             return &ex->images[i];
     return NULL;
+}
+
+const profdb_exact_image *profdb_exact_counts(const profdb_exact *ex, const uint8_t *build_id, size_t len,
+                                              const char *path, profdb_error *err)
+{
+    const profdb_exact_image *im = len ? profdb_exact_find(ex, build_id, len) : profdb_exact_find_path(ex, path);
+    if (!im)
+        pd_fail(err, PROFDB_ENOENT, "%s: no image %s", ex->name, path);
+    else if (!im->nruns)    /* entries, edges and exits all come with runs */
+        pd_fail(err, PROFDB_ECORRUPT, "%s: no counts for %s", ex->name, path);
+    return im && im->nruns ? im : NULL;
 }

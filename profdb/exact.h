@@ -71,6 +71,7 @@ typedef struct profdb_exact_image {
 } profdb_exact_image;
 
 typedef struct profdb_exact {
+    char *name;                       /* the file, as given to the reader */
     size_t nimages;
     profdb_exact_image *images;       /* indexed by the file's image number */
 } profdb_exact;
@@ -87,5 +88,12 @@ void profdb_exact_free(profdb_exact *ex);
 const profdb_exact_image *profdb_exact_find(const profdb_exact *ex, const uint8_t *build_id,
                                             size_t len);
 const profdb_exact_image *profdb_exact_find_path(const profdb_exact *ex, const char *path);
+/* The counts of the image with this build-id (len 0: of the one at path),
+ * as est_freq_from_exact finds them.  NULL with err naming the file when
+ * the file declares no such image (PROFDB_ENOENT) or declares it but holds
+ * no block record of it (PROFDB_ECORRUPT, "FILE: no counts for PATH": cut
+ * short after its image lines, or a run in which the image never ran). */
+const profdb_exact_image *profdb_exact_counts(const profdb_exact *ex, const uint8_t *build_id, size_t len,
+                                              const char *path, profdb_error *err);
 
 #endif

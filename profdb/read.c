@@ -186,6 +186,20 @@ static bool bad_file(profdb *db, const profdb_error *e, profdb_error *err)
     return false;
 }
 
+/* A file's name must be the one its header's key and event give: readers
+ * find a profile by its name and report it by its header, so a file
+ * renamed by hand would be listed as one image and summed as another. */
+static bool check_name(const char *file, const profdb_info *h, profdb_error *err)
+{
+    char want[PROFDB_KEY_MAX + 3 * PROFDB_MAX_NAME + 16];
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    if (pd_profile_name(h->key, h->event, want, sizeof want) && !strcmp(base, want))
+        return true;
+    return pd_fail(err, PROFDB_ECORRUPT, "%s: its header's key does not match its name (the header says %s, "
+                   "renamed by hand?)", file, want);
+}
+
 /* ---- listing ---------------------------------------------------------- */
 
 typedef struct {
@@ -201,6 +215,10 @@ static bool visit_list(profdb *db, const char *epoch, const char *file, void *ct
     profdb_error e;
     if (!profdb_read_header(file, &h, &e))
         return bad_file(db, &e, err);
+    if (!check_name(file, &h, &e)) {
+        profdb_info_free(&h);
+        return bad_file(db, &e, err);
+    }
     snprintf(h.epoch, sizeof h.epoch, "%s", epoch);
     if (iv->n == iv->cap) {
         size_t cap = iv->cap ? 2 * iv->cap : 32;
@@ -325,6 +343,10 @@ static bool visit_sum(profdb *db, const char *epoch, const char *file, void *ctx
     profdb_error e;
     if (!profdb_read_file(file, &p, &e))
         return bad_file(db, &e, err);
+    if (!check_name(file, &p.info, &e)) {
+        profdb_profile_free(&p);
+        return bad_file(db, &e, err);
+    }
     profdb_profile *s = c->sum;
     profdb_info *h = &s->info;
     bool ok;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "profdb/internal.h"
 #include "profdb/stacks.h"
@@ -62,6 +63,16 @@ bool profdb_stacks_select(profdb *db, const char *epoch, const char *host, const
     char **epochs = NULL;
     size_t ne = 0;
     if (epoch) {
+        /* As walk() in read.c: a name that is no epoch could climb out of
+         * the database, and a missing one is no "no stacks". */
+        struct stat st;
+        char *edir = pd_join(db->dir, epoch, NULL, err);
+        if (!edir)
+            return false;
+        bool there = pd_epoch_valid(epoch) && stat(edir, &st) == 0 && S_ISDIR(st.st_mode);
+        free(edir);
+        if (!there)
+            return pd_fail(err, PROFDB_ENOENT, "%s: no epoch \"%s\"", db->dir, epoch);
         if (!(epochs = calloc(2, sizeof *epochs)) || !(epochs[0] = strdup(epoch))) {
             free(epochs);
             return pd_fail(err, PROFDB_ENOMEM, "stacks: out of memory");

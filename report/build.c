@@ -200,7 +200,8 @@ bool rpt_build(const char *db, const char *epoch, const char *before, const char
     }
     for (int k = 0; k < 2; k++)
         analyse(out, k, &sel);
-    qsort(out->procs, out->nprocs, sizeof *out->procs, by_samples);
+    if (out->nprocs)    /* procs is NULL then, and qsort's pointer must not be */
+        qsort(out->procs, out->nprocs, sizeof *out->procs, by_samples);
     return true;
 }
 

@@ -65,6 +65,11 @@ def key_of(path, bid):
         h = ((h ^ c) * 0x100000001b3) & 0xffffffffffffffff
     return 'path-%016x' % h
 
+def escaped(name):
+    # docs/profdb.md: an event's bytes outside [A-Za-z0-9_-] are written %XX
+    return ''.join(chr(c) if chr(c).isascii() and (chr(c).isalnum() or chr(c) in '_-') else '%%%02X' % c
+                   for c in name.encode())
+
 def profile(path, bid, event, host, period, entries):
     entries = sorted(entries.items())
     enc, prev = bytearray(), 0
@@ -100,7 +105,7 @@ for line in sys.stdin:
         entries[int(o, 0)] = entries.get(int(o, 0), 0) + int(c)
     d = os.path.join(db, epoch, host)
     os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, '%s.%s.prof' % (key_of(path, bid), event)), 'wb') as out:
+    with open(os.path.join(d, '%s.%s.prof' % (key_of(path, bid), escaped(event))), 'wb') as out:
         out.write(profile(path, bid, event, host, float(period), entries))
 EOF
 mkprof() { python3 "$tmp/mkprof.py" "$1"; }
@@ -423,5 +428,46 @@ for cmd in "prof --db $tmp/damaged" "list main --db $tmp/damaged" "stats $tmp/da
   expect "damaged profile ($cmd)" 1 "$victim: payload checksum mismatch" "$CPO" $cmd
 done
 [ ! -e "$tmp/d.pb.gz" ] && ok "no export file left after an error" || bad "export file left after an error"
+
+# cpo values and cpo profileme: a damaged file stops them too, with nothing
+# printed (they once said so on stderr and printed the rest, status 0).
+cp -r "$DB" "$tmp/vdamaged"
+for kind in values:values pm:profileme; do
+  victim=$tmp/vdamaged/$E1/alpha1/$BID.${kind%%:*}
+  printf 'CPO\n%%064d' 0 >"$victim"
+  for json in "" --json; do
+    out=$("$CPO" "${kind#*:}" --db "$tmp/vdamaged" $json 2>"$tmp/err"); rc=$?
+    [ $rc = 1 ] && [ -z "$out" ] && grep -q "$victim" "$tmp/err" &&
+      ok "damaged .${kind%%:*} (${kind#*:} $json): $(head -1 "$tmp/err")" ||
+      bad "damaged .${kind%%:*} (${kind#*:} $json): status $rc, stdout '$out', stderr $(cat "$tmp/err")"
+  done
+done
+
+# A profile renamed to another image's key: listed by its header, summed by
+# its name, its samples went missing or to the other image.
+cp -r "$DB" "$tmp/renamed"
+moved=$tmp/renamed/$E2/alpha1/path-0123456789abcdef.cycles.prof
+mv "$tmp/renamed/$E2/alpha1/$BID.cycles.prof" "$moved"
+for sel in "--epoch $E2" --all-epochs; do
+  # shellcheck disable=SC2086
+  expect "renamed profile (prof $sel)" 1 "$moved: its header's key does not match its name" "$CPO" prof --db "$tmp/renamed" $sel
+done
+
+# The stack readers check --epoch as prof does: no such epoch, or one
+# outside the database (the stacks of $DB/../db once read as the database's).
+expect "stacks of an unknown epoch" 1 'no epoch "20200101T000000Z"' "$CPO" prof --db "$DB" --epoch 20200101T000000Z --folded
+expect "cct of an unknown epoch" 1 'no epoch "20200101T000000Z"' "$CPO" cct --db "$DB" --epoch 20200101T000000Z
+expect "stacks of an epoch outside the database" 1 "no epoch \"../db/$E1\"" "$CPO" prof --db "$tmp/renamed" --epoch "../db/$E1" --callers main
+
+# Exact counts cut short after their image lines read as counts of zero.
+printf '# axp exact counts\nimage 0 %s %s\n' "$BID" "$PROG" >"$tmp/cut.exact"
+printf 'image 0 %s %s\nimage 1 - /lib/x\nblock 1 0x1000 0x1010 4\n' "$BID" "$PROG" >"$tmp/norun.exact"
+expect "accuracy, image lines only" 1 "$tmp/cut.exact: no counts for any image" "$CPO" accuracy --exact "$tmp/cut.exact" --image "$PROG" --db "$DB"
+expect "optimize-image --exact, image lines only" 1 "$tmp/cut.exact: no counts for any image" "$OPT" "$PROG" --exact "$tmp/cut.exact" -o "$tmp/opt.out"
+expect "accuracy, no run of the image" 1 "$tmp/norun.exact: no counts for $PROG" "$CPO" accuracy --exact "$tmp/norun.exact" --image "$PROG" --db "$DB"
+
+for l in -1 5x 0; do
+  expect "report --limit '$l'" 2 "--limit '$l' is not a positive number" "$CPO" report "$PROG" "$PROG" --db "$DB" -o "$tmp/rep" --limit "$l"
+done
 
 exit $fail

@@ -66,6 +66,9 @@ if command -v alpha-linux-gnu-gcc >/dev/null 2>&1; then
   expect 1 "PIE are not supported" "$OPT" "$tmp/pie" --exact "$tmp/x.exact" --report "$tmp/r1" -o "$tmp/x"
   expect 1 "output is the input" "$OPT" "$tmp/same" --exact "$tmp/x.exact" --report "$tmp/r2" -o "$tmp/same"
   expect 1 "cannot create a file in" "$OPT" "$PROG" --exact "$tmp/x.exact" --report "$tmp/r3" -o "$tmp/no/x"
+  # Counts that declare the image but hold none of its records.
+  awk '!($1 ~ /^(block|edge|entry|exit|branch|jump|call)$/ && $2 == 0)' "$tmp/x.exact" >"$tmp/none.exact"
+  expect 1 "none.exact: no counts for" "$OPT" "$PROG" --exact "$tmp/none.exact" -o "$tmp/x"
   # A source given twice would count twice.
   expect 2 "the same: it would count twice" "$OPT" "$PROG" --exact "$tmp/x.exact" --exact "$tmp/./x.exact" -o "$tmp/x"
   mkdir -p "$tmp/db"

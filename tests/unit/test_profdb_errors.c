@@ -13,6 +13,9 @@
 #include <sys/wait.h>
 #include <zlib.h>
 
+#include "profdb/exact.h"
+#include "profdb/stacks.h"
+#include "report/report.h"
 #include "tests/profdb/testutil.h"
 
 static const uint8_t BID[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
@@ -487,4 +490,73 @@ Test(profdb_errors, write_error_keeps_old_file, .init = setup, .fini = teardown)
     free(s);
     free(before);
     free(after);
+}
+
+/* A profile renamed by hand to another key: listed by its header, summed
+ * by its name, it would count for one image here and another there. */
+Test(profdb_errors, renamed_profile, .init = setup, .fini = teardown)
+{
+    char path[1024], moved[1100];
+    profdb *db = make_db(50, path, sizeof path);
+    snprintf(moved, sizeof moved, "%.*s/0a0b0c0d.cycles.prof", (int)(strrchr(path, '/') - path), path);
+    cr_assert_eq(rename(path, moved), 0);
+    profdb_error err;
+    profdb_info *v;
+    size_t n;
+    cr_assert_not(profdb_list(db, NULL, &v, &n, &err));
+    cr_assert_eq(err.code, PROFDB_ECORRUPT);
+    cr_assert(strstr(err.msg, moved) && strstr(err.msg, "does not match its name"), "%s", err.msg);
+    profdb_profile p;
+    cr_assert_not(profdb_sum(db, NULL, NULL, "0a0b0c0d", "cycles", &p, NULL, &err));
+    cr_assert(strstr(err.msg, moved), "%s", err.msg);
+    profdb_close(db);
+}
+
+Test(profdb_errors, stacks_of_no_epoch, .init = setup, .fini = teardown)
+{
+    char path[1024];
+    profdb *db = make_db(5, path, sizeof path);
+    profdb_stacks st;
+    profdb_error err;
+    const char *bad[] = { "20300101T000000Z", "../db/20300101T000000Z", "." };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cr_assert_not(profdb_stacks_select(db, bad[i], NULL, NULL, NULL, &st, &err), "%s", bad[i]);
+        cr_assert_eq(err.code, PROFDB_ENOENT, "%s: %s", bad[i], err.msg);
+        cr_assert(strstr(err.msg, "no epoch"), "%s", err.msg);
+    }
+    profdb_close(db);
+}
+
+/* Exact counts cut short after the image lines read as zero counts. */
+Test(profdb_errors, exact_without_counts)
+{
+    static const char cut[] = "# axp exact counts\nimage 0 0a0b /x\nimage 1 - /y\n";
+    static const char other[] = "image 0 0a0b /x\nimage 1 - /y\nblock 1 0x10 0x20 3\n";
+    profdb_error err;
+    cr_assert_null(profdb_exact_parse(cut, strlen(cut), "t.exact", &err));
+    cr_assert(strstr(err.msg, "t.exact: no counts for any image"), "%s", err.msg);
+    profdb_exact *ex = profdb_exact_parse(other, strlen(other), "t.exact", &err);
+    cr_assert(ex, "%s", err.msg);
+    cr_assert_null(profdb_exact_counts(ex, (const uint8_t *)"\x0a\x0b", 2, "/x", &err));
+    cr_assert_eq(err.code, PROFDB_ECORRUPT);
+    cr_assert_str_eq(err.msg, "t.exact: no counts for /x");
+    cr_assert_null(profdb_exact_counts(ex, (const uint8_t *)"\x0a\x0c", 2, "/z", &err));
+    cr_assert_eq(err.code, PROFDB_ENOENT);
+    cr_assert_eq(profdb_exact_counts(ex, NULL, 0, "/y", &err), &ex->images[1]);
+    profdb_exact_free(ex);
+}
+
+/* A report over a database without samples of the program: empty, and no
+ * qsort of a NULL array (UBSan's nonnull check, under make unit-asan). */
+Test(profdb_errors, report_of_empty_database, .init = setup, .fini = teardown)
+{
+    const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+    char prog[512];
+    snprintf(prog, sizeof prog, "%s/programs/intloop-dyn", build);
+    cr_assert_eq(mkdir(dbdir, 0755), 0);
+    rpt r;
+    char err[1024];
+    cr_assert(rpt_build(dbdir, NULL, prog, prog, &r, err, sizeof err), "%s", err);
+    cr_assert_eq(r.nprocs, 0);
+    rpt_free(&r);
 }

@@ -173,6 +173,16 @@ static est_freq *exact_sum(const est_analysis *a, const char *const *files, size
             est_freq_free(sum);
             return NULL;
         }
+        /* A file declaring the image with no run of it would read as
+         * counts of zero; one not declaring it gets est_freq's message. */
+        const image *img = a->cfg->img;
+        if (!profdb_exact_counts(ex, img->build_id, img->build_id_len, img->path, &perr) &&
+            perr.code != PROFDB_ENOENT) {
+            fprintf(stderr, "cpo: %s\n", perr.msg);
+            profdb_exact_free(ex);
+            est_freq_free(sum);
+            return NULL;
+        }
         est_freq *f = est_freq_from_exact(a->cfg, ex, msg, sizeof msg);
         profdb_exact_free(ex);
         if (!f) {

@@ -58,13 +58,8 @@ int cmd_diff(int argc, char **argv)
         } else if (!strcmp(argv[i], "-i") || !strcmp(argv[i], "--images")) {
             images_only = true;
         } else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
-            char *end;
-            unsigned long long v = strtoull(argv[++i], &end, 10);
-            if (!*argv[i] || *end || v == 0 || argv[i][0] == '-') {
-                fprintf(stderr, "cpo: diff: --limit '%s' is not a positive number\n", argv[i]);
+            if (!cpo_limit_arg("diff", argv[++i], &limit))
                 rc = 2;
-            }
-            limit = (size_t)v;
         } else if (argv[i][0] == '-' || names[1]) {
             fprintf(stderr, "cpo: diff: unexpected argument '%s'\n%s", argv[i], USAGE);
             rc = 2;

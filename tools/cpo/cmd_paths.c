@@ -177,7 +177,7 @@ static int check_exact(pview *v, const popts *o)
         ? profdb_exact_find(ex, v->img->build_id, v->img->build_id_len) : NULL;
     if (!xi)
         xi = profdb_exact_find_path(ex, v->img->path);
-    if (!xi) {
+    if (!xi || !xi->nruns) {     /* declared but never run: a file cut short */
         fprintf(stderr, "cpo: %s: no exact counts for %s\n", o->exact, o->image);
         profdb_exact_free(ex);
         return 1;

@@ -118,14 +118,10 @@ int cmd_prof(int argc, char **argv)
         } else if (!strcmp(argv[i], "--json")) {
             json = true;
         } else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
-            char *end;
-            unsigned long long v = strtoull(argv[++i], &end, 10);
-            if (!*argv[i] || *end || v == 0 || argv[i][0] == '-') {
-                fprintf(stderr, "cpo: prof: --limit '%s' is not a positive number\n", argv[i]);
+            if (!cpo_limit_arg("prof", argv[++i], &limit)) {
                 rc = 2;
                 break;
             }
-            limit = (size_t)v;
         } else {
             fprintf(stderr, "cpo: prof: unknown argument '%s'\n%s", argv[i], USAGE);
             rc = 2;

@@ -185,19 +185,29 @@ static void print_text(const profdb_pm *e, size_t nhist)
     printf("\n");
 }
 
+/* One image's entries; none when it has no ProfileMe profile. */
+static bool load_image(const cpo_report *r, profdb *db, const est_set *s, const est_image *im, void **items,
+                       size_t *n)
+{
+    profdb_pm *e = NULL;
+    profdb_error err;
+    if (!profdb_pm_sum(db, s->all_epochs ? NULL : s->epoch, NULL, im->key, &e, n, &err)) {
+        *n = 0;
+        if (err.code != PROFDB_ENOENT) {    /* none: the image had no such samples */
+            fprintf(stderr, "cpo: profileme: %s\n", err.msg);
+            return false;
+        }
+    }
+    *items = e;
+    return true;
+}
+
 /* One image's entries within [lo, hi); how many printed. */
-static size_t show_image(const cpo_report *r, profdb *db, const est_set *s, const est_image *im, uint64_t lo,
+static size_t show_image(const cpo_report *r, const est_image *im, const void *items, size_t n, uint64_t lo,
                          uint64_t hi, bool *first)
 {
-    size_t nhist = *(const size_t *)r->ctx;
-    profdb_pm *e;
-    size_t n, shown = 0;
-    profdb_error err;
-    if (!profdb_pm_sum(db, s->all_epochs ? NULL : s->epoch, NULL, im->key, &e, &n, &err)) {
-        if (err.code != PROFDB_ENOENT)
-            fprintf(stderr, "cpo: profileme: %s\n", err.msg);
-        return 0;
-    }
+    size_t nhist = *(const size_t *)r->ctx, shown = 0;
+    const profdb_pm *e = items;
     for (size_t i = 0; i < n; i++) {
         if (e[i].offset < lo || e[i].offset >= hi)
             continue;
@@ -212,7 +222,6 @@ static size_t show_image(const cpo_report *r, profdb *db, const est_set *s, cons
             print_text(&e[i], nhist);
         shown++;
     }
-    free(e);
     return shown;
 }
 
@@ -235,6 +244,6 @@ int cmd_profileme(int argc, char **argv)
 {
     size_t nhist = 3;
     cpo_report r = { .cmd = "profileme", .usage = USAGE, .nothing = "ProfileMe samples", .option = option,
-                     .show = show_image, .ctx = &nhist };
+                     .load = load_image, .show = show_image, .ctx = &nhist };
     return cpo_report_images(argc, argv, &r);
 }

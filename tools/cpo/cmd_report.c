@@ -55,8 +55,10 @@ int cmd_report(int argc, char **argv)
             db = argv[++i];
         else if (!strcmp(argv[i], "--epoch") && i + 1 < argc)
             epoch = argv[++i];
-        else if (!strcmp(argv[i], "--limit") && i + 1 < argc)
-            limit = (size_t)strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
+            if (!cpo_limit_arg("report", argv[++i], &limit))
+                return 2;
+        }
         else if (argv[i][0] != '-' && nfiles < 2)
             files[nfiles++] = argv[i];
         else {
@@ -64,7 +66,7 @@ int cmd_report(int argc, char **argv)
             return 2;
         }
     }
-    if (nfiles != 2 || !out || !limit) {
+    if (nfiles != 2 || !out) {
         fputs(USAGE, stderr);
         return 2;
     }

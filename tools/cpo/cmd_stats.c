@@ -51,13 +51,8 @@ int cmd_stats(int argc, char **argv)
         if ((!strcmp(argv[i], "-e") || !strcmp(argv[i], "--event")) && i + 1 < argc && *argv[i + 1]) {
             event = argv[++i];
         } else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
-            char *end;
-            unsigned long long v = strtoull(argv[++i], &end, 10);
-            if (!*argv[i] || *end || v == 0 || argv[i][0] == '-') {
-                fprintf(stderr, "cpo: stats: --limit '%s' is not a positive number\n", argv[i]);
+            if (!cpo_limit_arg("stats", argv[++i], &limit))
                 rc = 2;
-            }
-            limit = (size_t)v;
         } else if (argv[i][0] == '-') {
             fprintf(stderr, "cpo: stats: unknown option '%s'\n%s", argv[i], USAGE);
             rc = 2;

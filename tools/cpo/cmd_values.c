@@ -86,19 +86,29 @@ static void print_text(const profdb_vlist *l)
     printf("\n");
 }
 
+/* One image's lists; none when it has no value profile. */
+static bool load_image(const cpo_report *r, profdb *db, const est_set *s, const est_image *im, void **items,
+                       size_t *n)
+{
+    profdb_vlist *v = NULL;
+    profdb_error err;
+    if (!profdb_values_sum(db, s->all_epochs ? NULL : s->epoch, NULL, im->key, &v, n, &err)) {
+        *n = 0;
+        if (err.code != PROFDB_ENOENT) {    /* none: the image had no such samples */
+            fprintf(stderr, "cpo: values: %s\n", err.msg);
+            return false;
+        }
+    }
+    *items = v;
+    return true;
+}
+
 /* One image's lists within [lo, hi); how many printed. */
-static size_t show_image(const cpo_report *r, profdb *db, const est_set *s, const est_image *im, uint64_t lo,
+static size_t show_image(const cpo_report *r, const est_image *im, const void *items, size_t n, uint64_t lo,
                          uint64_t hi, bool *first)
 {
     int kind = *(const int *)r->ctx;
-    profdb_vlist *v;
-    size_t n;
-    profdb_error err;
-    if (!profdb_values_sum(db, s->all_epochs ? NULL : s->epoch, NULL, im->key, &v, &n, &err)) {
-        if (err.code != PROFDB_ENOENT)
-            fprintf(stderr, "cpo: values: %s\n", err.msg);
-        return 0;
-    }
+    const profdb_vlist *v = items;
     size_t shown = 0;
     for (size_t i = 0; i < n; i++) {
         if (v[i].offset < lo || v[i].offset >= hi || (kind && v[i].kind != kind))
@@ -112,7 +122,6 @@ static size_t show_image(const cpo_report *r, profdb *db, const est_set *s, cons
             print_text(&v[i]);
         shown++;
     }
-    free(v);
     return shown;
 }
 
@@ -133,6 +142,6 @@ int cmd_values(int argc, char **argv)
 {
     int kind = 0;
     cpo_report r = { .cmd = "values", .usage = USAGE, .nothing = "value samples", .option = option,
-                     .show = show_image, .ctx = &kind };
+                     .load = load_image, .show = show_image, .ctx = &kind };
     return cpo_report_images(argc, argv, &r);
 }

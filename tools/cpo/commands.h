@@ -63,14 +63,18 @@ void cpo_source_free(cpo_source *s);
 
 /* per_image.c: the frame of cpo values and cpo profileme.  option takes
  * a command's own option at argv[*i] (1; -1 when misused, said; 0: not
- * one of its own); show prints one image's part within [lo, hi) (PROC's
- * range, or everything) and returns how many items it showed. */
+ * one of its own); load reads one image's items into one malloc'd block
+ * (NULL, 0: none; false when they do not read, said), every image before
+ * any is shown; show prints the items within [lo, hi) (PROC's range, or
+ * everything) and returns how many it showed. */
 typedef struct cpo_report cpo_report;
 struct cpo_report {
     const char *cmd, *usage;
     const char *nothing;        /* "(no NOTHING)" when nothing showed */
     int (*option)(cpo_report *r, int argc, char **argv, int *i);
-    size_t (*show)(const cpo_report *r, profdb *db, const est_set *s, const est_image *im, uint64_t lo,
+    bool (*load)(const cpo_report *r, profdb *db, const est_set *s, const est_image *im, void **items,
+                 size_t *n);
+    size_t (*show)(const cpo_report *r, const est_image *im, const void *items, size_t n, uint64_t lo,
                    uint64_t hi, bool *first);
     void *ctx;                  /* the command's own options */
     /* set by the options */
@@ -100,5 +104,8 @@ void cpo_selection_release(est_selection *sel);
  * samples (message printed, s loaded and sel kept: free both). */
 int cpo_selection_finish(const char *cmd, est_selection *sel, int rc);
 int cpo_selection_load(est_selection *sel, est_set *s);
+/* --limit N of prof, diff, stats and report: false (said, naming cmd)
+ * unless s is a whole number of at least 1. */
+bool cpo_limit_arg(const char *cmd, const char *s, size_t *out);
 
 #endif

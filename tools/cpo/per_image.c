@@ -7,6 +7,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tools/cpo/commands.h"
@@ -56,19 +57,26 @@ static int parse(int argc, char **argv, est_selection *sel, cpo_report *r)
     return 0;
 }
 
-/* One image, within PROC when one is given: how many lines it showed. */
-static size_t one_image(profdb *db, const est_set *s, const est_image *im, cpo_report *r, bool *first)
+/* PROC's range in im; false when im has no such procedure. */
+static bool range_of(const est_image *im, const cpo_report *r, uint64_t *lo, uint64_t *hi)
 {
-    uint64_t lo = 0, hi = UINT64_MAX;
-    if (r->proc) {
-        const image_symbol *sym = im->img ? image_symbol_by_name(im->img, r->proc) : NULL;
-        if (!sym || sym->type != STT_FUNC)
-            return 0;
-        lo = sym->value;
-        hi = sym->value + sym->size;
-    }
-    return r->show(r, db, s, im, lo, hi, first);
+    *lo = 0;
+    *hi = UINT64_MAX;
+    if (!r->proc)
+        return true;
+    const image_symbol *sym = im->img ? image_symbol_by_name(im->img, r->proc) : NULL;
+    if (!sym || sym->type != STT_FUNC)
+        return false;
+    *lo = sym->value;
+    *hi = sym->value + sym->size;
+    return true;
 }
+
+typedef struct {
+    void *items;
+    size_t n;
+    bool shown;         /* read: named by --image and holding PROC */
+} part;
 
 int cpo_report_images(int argc, char **argv, cpo_report *r)
 {
@@ -85,34 +93,48 @@ int cpo_report_images(int argc, char **argv, cpo_report *r)
     }
     profdb_error perr;
     profdb *db = profdb_open(s.db, 0, &perr);
-    if (!db) {
-        fprintf(stderr, "cpo: %s\n", perr.msg);
+    part *pt = db ? calloc(s.nimages + 1, sizeof *pt) : NULL;
+    if (!pt) {
+        fprintf(stderr, "cpo: %s\n", db ? "out of memory" : perr.msg);
+        profdb_close(db);
         est_free(&s);
         cpo_selection_release(&sel);
         return 1;
     }
-    bool first = true;
-    size_t shown = 0, named = 0;
-    if (r->json)
-        printf("[");
-    else
-        printf("Database %s, %s%s\n", s.db, s.all_epochs ? "all epochs" : "epoch ", s.all_epochs ? "" : s.epoch);
+    /* Every image read before anything is printed: a damaged file ends
+     * the command with no report from partial data (docs/profile-tools.md). */
+    size_t named = 0, shown = 0;
+    uint64_t lo, hi;
     for (size_t i = 0; i < s.nimages; i++) {
         const est_image *im = &s.images[i];
         if (im->status == EST_IMAGE_UNKNOWN || (r->want && !cpo_image_named(im, r->want)))
             continue;
         named++;
-        shown += one_image(db, &s, im, r, &first);
+        if (range_of(im, r, &lo, &hi) && !(pt[i].shown = r->load(r, db, &s, im, &pt[i].items, &pt[i].n))) {
+            rc = 1;
+            goto out;
+        }
     }
+    bool first = true;
+    if (r->json)
+        printf("[");
+    else
+        printf("Database %s, %s%s\n", s.db, s.all_epochs ? "all epochs" : "epoch ", s.all_epochs ? "" : s.epoch);
+    for (size_t i = 0; i < s.nimages; i++)
+        if (pt[i].shown && range_of(&s.images[i], r, &lo, &hi))
+            shown += r->show(r, &s.images[i], pt[i].items, pt[i].n, lo, hi, &first);
     if (r->json)
         printf("%s]\n", first ? "" : "\n");
-    rc = 0;
     if (r->want && !named) {
         fprintf(stderr, "cpo: %s: no image %s in the selection\n", r->cmd, r->want);
         rc = 1;
     } else if (!shown && !r->json) {
         printf("(no %s%s%s)\n", r->nothing, r->proc ? " in " : "", r->proc ? r->proc : "");
     }
+out:
+    for (size_t i = 0; i < s.nimages; i++)
+        free(pt[i].items);
+    free(pt);
     profdb_close(db);
     est_free(&s);
     cpo_selection_release(&sel);

@@ -2,11 +2,27 @@
  * profiles takes (--db DIR, default $CPO_DB; --epoch E or --all-epochs;
  * -e EVENT, repeatable), and the steps prof, list and export share between
  * parsing them and using the loaded profiles. */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tools/cpo/commands.h"
+
+bool cpo_limit_arg(const char *cmd, const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    /* strtoull takes "-1" for 2^64-1 and stops quietly at "5x" */
+    if (!*s || *end || v == 0 || s[0] == '-' || errno || v > SIZE_MAX) {
+        fprintf(stderr, "cpo: %s: --limit '%s' is not a positive number\n", cmd, s);
+        return false;
+    }
+    *out = (size_t)v;
+    return true;
+}
 
 static int usage(est_error *err, const char *fmt, const char *arg)
 {

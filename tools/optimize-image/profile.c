@@ -253,6 +253,13 @@ bool oi_profile_exact(const cfg_program *cfg, const char *const *files, size_t n
             : profdb_exact_find_path(ex, img->path);
         if (!self)
             self = rewritten_copy(cfg, ex);
+        else if (!self->nruns) {
+            /* Declared but never run: a file cut short after its image
+             * lines, or counts of another program's run. */
+            snprintf(err, errlen, "%s: no counts for %s", files[i], img->path);
+            profdb_exact_free(ex);
+            goto fail;
+        }
         est_freq *f = est_freq_from_exact(cfg, ex, err, errlen);
         bool ok = f && self;
         if (ok) {
