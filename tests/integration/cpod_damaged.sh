@@ -74,5 +74,12 @@ check "quitting with the merge failing exits 1 ($rc)" [ $rc = 1 ]
 check "its reply says what it drops" grep -q "stacks, .* value lists .* ProfileMe entries .* lost as cpod exits" "$T/q"
 check "its log says so loudly" grep -q "exiting with merge generation .* unfinished: .* stacks, .* are LOST" "$LOG"
 check "and does not set the directory aside" [ -d "$dir" ]
+# cpo quit returns once the daemon has let go of the database, even after a
+# failed merge: a new daemon starts at once.
+rmdir "$dir"
+timeout -k 5 60 "$CPOD" --db "$DB" --flush 1h --log "$LOG.2" 2>"$T/start"
+rc=$?
+check "a new daemon starts right after (exit $rc: $(head -1 "$T/start"))" [ $rc = 0 ]
+timeout -k 5 60 "$CPO" quit --db "$DB" >/dev/null 2>&1
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

@@ -41,15 +41,16 @@ static int steer(const char *cmd, int argc, char **argv)
     if (reply && *reply)
         fputs(reply, stdout);
     free(reply);
+    if (!strcmp(cmd, "quit")) {
+        /* The reply comes after the last merge; the lock goes a moment
+         * later.  Wait for it, so a new daemon can start right after,
+         * also when the reply was a failed merge's: the daemon exits. */
+        for (int i = 0; i < 1000 && cpod_running(db, NULL); i++)
+            nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+    }
     if (rc != CPOD_REPLY_OK) {
         fprintf(stderr, "cpo %s: %s\n", cmd, msg);
         return 1;
-    }
-    if (!strcmp(cmd, "quit")) {
-        /* The reply comes after the last merge; the lock goes a moment
-         * later.  Wait for it, so a new daemon can start right after. */
-        for (int i = 0; i < 1000 && cpod_running(db, NULL); i++)
-            nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
     }
     return 0;
 }
