@@ -4,9 +4,11 @@
 #define TESTS_PROFDB_TESTUTIL_H
 
 #include <ftw.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "profdb/profdb.h"
@@ -32,6 +34,22 @@ static inline int tu_rm1(const char *path, const struct stat *st, int flag, stru
 static inline void tu_rmrf(const char *path)
 {
     nftw(path, tu_rm1, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* How many damaged copies of path a writer set aside (path.corrupt-*),
+ * with the inode of the first in *ino. */
+static inline size_t tu_set_aside(const char *path, ino_t *ino)
+{
+    char pat[4200];
+    glob_t g;
+    struct stat st;
+    snprintf(pat, sizeof pat, "%s.corrupt-*", path);
+    if (glob(pat, 0, NULL, &g) != 0)
+        return 0;
+    size_t n = g.gl_pathc;
+    *ino = stat(g.gl_pathv[0], &st) == 0 ? st.st_ino : 0;
+    globfree(&g);
+    return n;
 }
 
 /* xorshift64*: the same stream on every machine. */
