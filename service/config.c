@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "service/internal.h"
 
@@ -156,7 +157,7 @@ static bool heading(parser *p, svc_config *c, char *s)
         return bad(p, "out of memory");
     c->programs = v;
     svc_program *g = &v[c->nprograms++];
-    *g = (svc_program){ .name = strdup(name), .work = SVC_WORK_RUNS, .test_timeout = 600,
+    *g = (svc_program){ .name = strdup(name), .line = p->line, .work = SVC_WORK_RUNS, .test_timeout = 600,
                         .min_samples = 20000, .converge = 0.9, .min_gain = 0.005,
                         .regression = 0.02, .keep = 4 };
     return g->name ? true : bad(p, "out of memory");
@@ -180,6 +181,56 @@ static bool line_of(parser *p, svc_config *c, char *s)
                         : service_key(p, c, key, value);
 }
 
+/* path with its directory resolved (symbolic links, ".", ".."), or a
+ * copy as it is when the directory cannot be resolved. */
+static char *resolved(const char *path)
+{
+    char *dir = svc_dirname(path), *real = dir ? realpath(dir, NULL) : NULL;
+    const char *base = strrchr(path, '/');
+    char *out = real ? svc_join(real, base ? base + 1 : path) : strdup(path);
+    free(dir);
+    free(real);
+    return out;
+}
+
+/* Whether two paths name one place: one file (hard links, a symbolic
+ * link to a directory on the way, "./") when both exist, else one name in
+ * one directory.  A symbolic link at the last step is its own place: the
+ * service replaces the link, never what it points to. */
+static bool same_place(const char *a, const char *b)
+{
+    struct stat x, y;
+    if (lstat(a, &x) == 0 && lstat(b, &y) == 0)
+        return x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+    char *ra = resolved(a), *rb = resolved(b);
+    bool same = ra && rb && !strcmp(ra, rb);
+    free(ra);
+    free(rb);
+    return same;
+}
+
+/* A deploy path that is an original build, its own or another program's,
+ * or another program's deploy path too, would be written over. */
+static bool paths_apart(parser *p, const svc_config *c)
+{
+    for (size_t i = 0; i < c->nprograms; i++) {
+        const svc_program *g = &c->programs[i];
+        p->line = g->line;
+        for (size_t j = 0; j < c->nprograms; j++) {
+            const svc_program *h = &c->programs[j];
+            if (same_place(g->deploy, h->original))
+                return j == i ? bad(p, "program '%s': 'deploy' must not be the original build (%s)",
+                                    g->name, g->original)
+                              : bad(p, "program '%s': 'deploy' is the original build of '%s' (%s)",
+                                    g->name, h->name, h->original);
+            if (j < i && same_place(g->deploy, h->deploy))
+                return bad(p, "programs '%s' and '%s' have one 'deploy' (%s)", h->name, g->name,
+                           g->deploy);
+        }
+    }
+    return true;
+}
+
 static bool complete(parser *p, svc_config *c, const char *tools)
 {
     p->line = 0;
@@ -197,12 +248,11 @@ static bool complete(parser *p, svc_config *c, const char *tools)
         return bad(p, "out of memory");
     for (size_t i = 0; i < c->nprograms; i++) {
         const svc_program *g = &c->programs[i];
+        p->line = g->line;
         if (!g->original || !g->deploy || !g->test)
             return bad(p, "program '%s' needs 'original', 'deploy' and 'test'", g->name);
-        if (!strcmp(g->original, g->deploy))
-            return bad(p, "program '%s': 'deploy' must not be the original build", g->name);
     }
-    return true;
+    return paths_apart(p, c);
 }
 
 bool svc_config_load(const char *path, const char *tools, svc_config *out, char *err,
@@ -215,7 +265,8 @@ bool svc_config_load(const char *path, const char *tools, svc_config *out, char 
     parser p = { .file = path, .dir = dir, .err = err, .errlen = errlen };
     FILE *f = fopen(path, "r");
     if (!dir || !f || !(out->path = strdup(path))) {
-        snprintf(err, errlen, "%s: %s", path, f || !dir ? "out of memory" : strerror(errno));
+        /* a missing directory is as missing a file as a missing name */
+        snprintf(err, errlen, "%s: %s", path, f && dir ? "out of memory" : strerror(errno));
         goto fail;
     }
     char buf[4096];

@@ -391,7 +391,9 @@ static int lock_service(const char *state)
         char buf[32] = "";
         ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
         buf[n > 0 ? n : 0] = 0;
-        fprintf(stderr, "cpo serve: %s is served already (pid %s)\n", state, strtok(buf, "\n"));
+        /* the winner may not have written its pid yet */
+        char *pid = strtok(buf, "\n");
+        fprintf(stderr, "cpo serve: %s is served already (pid %s)\n", state, pid ? pid : "not yet recorded");
         close(fd);
         fd = -1;
     } else if (fd >= 0) {
@@ -470,11 +472,16 @@ int svc_serve(const char *config_path, const char *tools, const svc_options *o)
         fprintf(stderr, "cpo serve: %s\n", err);
         return 1;
     }
+    /* Each step says what went wrong itself: lock_service on stderr,
+     * the others in err. */
     int lock = -1;
-    bool ok = (mkdir(cfg.state, 0755) == 0 || errno == EEXIST) &&
-              svc_log_open(cfg.state, err, sizeof err) && (lock = lock_service(cfg.state)) >= 0;
+    err[0] = 0;
+    bool made = mkdir(cfg.state, 0755) == 0 || errno == EEXIST;
+    if (!made)
+        snprintf(err, sizeof err, "%s: cannot make the state directory: %s", cfg.state, strerror(errno));
+    bool ok = made && svc_log_open(cfg.state, err, sizeof err) && (lock = lock_service(cfg.state)) >= 0;
     if (!ok && err[0])
-        fprintf(stderr, "cpo serve: %s: %s\n", cfg.state, lock < 0 && errno ? strerror(errno) : err);
+        fprintf(stderr, "cpo serve: %s\n", err);
     char *state = strdup(cfg.state);
     svc_config_free(&cfg);
     if (!ok || !state) {

@@ -19,6 +19,7 @@ typedef enum { SVC_WORK_RUNS, SVC_WORK_CALLS } svc_work_kind;
 
 typedef struct svc_program {
     char *name;
+    unsigned line;           /* of its [program NAME] heading */
     char *original;          /* the build as made: read, never written */
     char *deploy;            /* where the running executable lives */
     svc_work_kind work;      /* a unit of work: one run, or one call of work_proc */
