@@ -64,6 +64,7 @@ typedef struct svc_prog {
     const svc_program *p;
     char *dir;                /* STATE/NAME */
     svc_state st;
+    bool install_failed;      /* an install to retry; its failure logged once */
 } svc_prog;
 
 char *svc_version_dir(const svc_prog *g, unsigned v);

@@ -55,8 +55,27 @@ static bool install(svc_prog *g, unsigned v, const char *then)
     snprintf(g->st.then, sizeof g->st.then, "%s", then);
     if (svc_install(g, v, err, sizeof err))
         return true;
-    svc_log("%s: cannot install version %u: %s", g->p->name, v, err);
+    svc_log("%s: cannot install version %u: %s (tried again at every look)", g->p->name, v, err);
+    g->install_failed = true;
     return false;
+}
+
+/* An install that failed (the deploy directory read-only, a full disk)
+ * leaves the phase at deploying: tried again at every look, as a restart
+ * would, until it goes through. */
+static void retry_install(svc_prog *g)
+{
+    char err[512];
+    unsigned v = g->st.target;
+    if (svc_install(g, v, err, sizeof err)) {
+        svc_log("%s: version %u installed at %s after all", g->p->name, v, g->p->deploy);
+        svc_history(g, v, "installed", "at %s, after an install that had failed", g->p->deploy);
+        save(g);
+        g->install_failed = false;
+    } else if (!g->install_failed) {
+        svc_log("%s: cannot install version %u: %s (tried again at every look)", g->p->name, v, err);
+        g->install_failed = true;
+    }
 }
 
 static void rollback(svc_prog *g, const char *fmt, const char *why)
@@ -381,6 +400,8 @@ static void step(svc_prog *g, profdb *db)
         judge(g, db);
     else if (!strcmp(g->st.phase, SVC_PHASE_WATCHING))
         watch(g, db);
+    else if (!strcmp(g->st.phase, SVC_PHASE_DEPLOYING))
+        retry_install(g);
 }
 
 static int lock_service(const char *state)

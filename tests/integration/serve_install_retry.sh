@@ -1,0 +1,63 @@
+#!/bin/bash
+# cpo serve when an install fails while it runs (a directory put where the
+# executable goes: the rename over it fails): it says so once, stays at
+# "deploying" and tries again at every look; once the way is clear the
+# version goes in, the history says so, and judging goes on.  The deploy
+# path holds a whole, runnable version throughout.  About 15 s.
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac
+CPO=$BUILD/bin/cpo AXP=$BUILD/bin/axp CPOD=$BUILD/bin/cpod PROG=$BUILD/programs/bytecode-dyn
+for f in "$CPO" "$AXP" "$CPOD"; do [ -x "$f" ] || { echo "$f not built (make)"; exit 77; }; done
+[ -f "$PROG" ] || { echo "$PROG missing (make programs)"; exit 77; }
+command -v qemu-alpha >/dev/null || { echo "qemu-alpha not installed"; exit 77; }
+. tests/integration/lib/cpod.sh
+W=$T/w
+mkdir -p "$W/bin" "$W/orig"
+cp "$PROG" "$W/orig/prog"
+"$CPOD" --db "$DB" --flush 1h || { echo "FAIL cpod did not start"; exit 1; }
+cat >"$W/serve.conf" <<EOC
+db = $DB
+state = state
+poll = 0.2
+[program p]
+original = orig/prog
+deploy = bin/prog
+test = \$RUN \$EXE 2000 >/dev/null; test \$? = 47
+min-samples = 50
+min-gain = 0
+converge = 0.5
+EOC
+day() {   # the running version's work, from where it now is
+  for i in 1 2 3; do timeout -k 5 60 "$AXP" run --pmu cycles:500 --collector "$DB" -- "$1" 2000 >/dev/null; done
+  "$CPO" epoch --db "$DB" >/dev/null
+}
+phase() { sed -n 's/^phase //p' "$W/state/p/state"; }
+runs() { timeout -k 5 60 "$AXP" run -- "$W/bin/prog" 2000 >/dev/null 2>&1; [ $? = 47 ]; }
+passed=0 failed=0
+ok() { if "${@:2}"; then echo "ok   $1"; passed=$((passed + 1)); else echo "FAIL $1"; failed=$((failed + 1)); fi; }
+
+(cd "$W" && timeout -k 5 60 "$CPO" serve --config serve.conf --once >/dev/null 2>&1)
+ok "version 0 deployed" runs
+cp "$W/bin/prog" "$W/v0"
+(cd "$W" && timeout -k 5 60 "$CPO" serve --config serve.conf --for 40 2>"$W/serve.err") &
+sp=$!
+sleep 1
+# The executable moves aside and a directory takes its place: the rename of
+# the next install over it fails.
+mv "$W/bin/prog" "$W/bin/real" && mkdir "$W/bin/prog" && touch "$W/bin/prog/x"
+day "$W/bin/real"; day "$W/bin/real"
+for i in $(seq 50); do [ "$(phase)" = deploying ] && break; sleep 0.2; done
+ok "a failed install leaves the phase at deploying" [ "$(phase)" = deploying ]
+sleep 1
+ok "its failure is logged once" [ "$(grep -c 'cannot install version 1' "$W/serve.err")" = 1 ]
+rm -rf "$W/bin/prog" && mv "$W/bin/real" "$W/bin/prog"
+for i in $(seq 50); do [ "$(phase)" = judging ] && break; sleep 0.2; done
+ok "once the way is clear the install goes through ($(phase))" [ "$(phase)" = judging ]
+ok "the history says so" grep -q '^history .* 1 installed: at .*after an install that had failed' "$W/state/p/state"
+ok "the deploy path holds version 1, which runs" bash -c 'cmp -s "$1/bin/prog" "$1/state/p/versions/1/exe" && ! cmp -s "$1/bin/prog" "$1/v0"' _ "$W"
+ok "and it runs" runs
+kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]
