@@ -12,6 +12,7 @@
  * before the rename and "deployed N" after, so a restart knows which side
  * of the rename a kill fell on and finishes the job.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -221,6 +222,59 @@ static void remove_partial(const svc_prog *g)
     free(vdir);
 }
 
+/* Versions at or above next: a round a kill cut off after it renamed its
+ * version into place and before it saved the state.  Nothing refers to
+ * them, and the next round would fail on the name (directory not empty):
+ * removed, the round done again. */
+static void remove_unrecorded(const svc_prog *g)
+{
+    char *vdir = svc_join(g->dir, "versions");
+    DIR *d = vdir ? opendir(vdir) : NULL;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char *end;
+        unsigned long v = strtoul(e->d_name, &end, 10);
+        if (!isdigit((unsigned char)e->d_name[0]) || *end || v < g->st.next)
+            continue;
+        char *p = svc_join(vdir, e->d_name);
+        if (p) {
+            svc_log("%s: removing version %lu, which a stop left unrecorded", g->p->name, v);
+            svc_remove_tree(p);
+        }
+        free(p);
+    }
+    if (d)
+        closedir(d);
+    free(vdir);
+}
+
+/* Temporaries an install a kill interrupted left beside the deploy path:
+ * ".NAME." and six letters, as outfile_open makes them. */
+static void remove_install_temps(const svc_prog *g)
+{
+    char *dir = svc_dirname(g->p->deploy);
+    const char *base = strrchr(g->p->deploy, '/');
+    base = base ? base + 1 : g->p->deploy;
+    size_t n = strlen(base);
+    DIR *d = dir ? opendir(dir) : NULL;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        const char *s = e->d_name;
+        if (s[0] != '.' || strncmp(s + 1, base, n) || s[1 + n] != '.' || strlen(s + 2 + n) != 6)
+            continue;
+        char *p = svc_join(dir, s);
+        struct stat st;
+        if (p && lstat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+            svc_log("%s: removing %s, left by an install a stop interrupted", g->p->name, p);
+            unlink(p);
+        }
+        free(p);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+}
+
 /* A first start: the original becomes version 0 and is what runs. */
 static bool first_start(svc_prog *g, char *err, size_t errlen)
 {
@@ -263,6 +317,10 @@ bool svc_state_open(svc_prog *g, char *err, size_t errlen)
             ok = svc_state_read(path, &g->st, err, errlen);
         else
             ok = first_start(g, err, errlen);
+    }
+    if (ok) {
+        remove_unrecorded(g);
+        remove_install_temps(g);
     }
     if (ok && !strcmp(g->st.phase, SVC_PHASE_DEPLOYING)) {
         svc_log("%s: finishing the install of version %u a stop interrupted", g->p->name,

@@ -1,9 +1,11 @@
 #!/bin/bash
-# cpo serve when an install fails while it runs (a directory put where the
-# executable goes: the rename over it fails): it says so once, stays at
-# "deploying" and tries again at every look; once the way is clear the
-# version goes in, the history says so, and judging goes on.  The deploy
-# path holds a whole, runnable version throughout.  About 15 s.
+# cpo serve and the faults around an install.  An install that fails while
+# the service runs (a directory put where the executable goes: the rename
+# over it fails) is logged once, the phase stays "deploying" and the
+# install is tried again at every look; once the way is clear the version
+# goes in, the history says so, and judging goes on.  Then what a kill can
+# leave, cleaned up by the next start: a temporary beside the deploy path,
+# and a version directory the state never recorded.  A few seconds.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -38,11 +40,11 @@ runs() { timeout -k 5 60 "$AXP" run -- "$W/bin/prog" 2000 >/dev/null 2>&1; [ $? 
 passed=0 failed=0
 ok() { if "${@:2}"; then echo "ok   $1"; passed=$((passed + 1)); else echo "FAIL $1"; failed=$((failed + 1)); fi; }
 
-(cd "$W" && timeout -k 5 60 "$CPO" serve --config serve.conf --once >/dev/null 2>&1)
+timeout -k 5 60 "$CPO" serve --config "$W/serve.conf" --once >/dev/null 2>&1
 ok "version 0 deployed" runs
 cp "$W/bin/prog" "$W/v0"
-(cd "$W" && timeout -k 5 60 "$CPO" serve --config serve.conf --for 40 2>"$W/serve.err") &
-sp=$!
+timeout -k 5 60 "$CPO" serve --config "$W/serve.conf" --for 40 2>"$W/serve.err" &
+sp=$!   # timeout passes the TERM below on to cpo serve
 sleep 1
 # The executable moves aside and a directory takes its place: the rename of
 # the next install over it fails.
@@ -59,5 +61,17 @@ ok "the history says so" grep -q '^history .* 1 installed: at .*after an install
 ok "the deploy path holds version 1, which runs" bash -c 'cmp -s "$1/bin/prog" "$1/state/p/versions/1/exe" && ! cmp -s "$1/bin/prog" "$1/v0"' _ "$W"
 ok "and it runs" runs
 kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
+
+# What a kill -9 in an install or at the end of a round leaves.
+next=$(sed -n 's/^next //p' "$W/state/p/state")
+cp -r "$W/state/p/versions/1" "$W/state/p/versions/$next"
+head -c 1000 "$W/bin/prog" >"$W/bin/.prog.Ab3xYz"
+echo keep >"$W/bin/.prog.keep"
+timeout -k 5 60 "$CPO" serve --config "$W/serve.conf" --once >/dev/null 2>&1
+ok "a start removes a version the state never recorded" [ ! -e "$W/state/p/versions/$next" ]
+ok "and an install's temporary beside the deploy path" [ ! -e "$W/bin/.prog.Ab3xYz" ]
+ok "but no other file there" [ -f "$W/bin/.prog.keep" ]
+ok "the log names both" bash -c 'grep -q "removing version $2, which a stop left unrecorded" "$1" &&
+  grep -q "removing .*/bin/.prog.Ab3xYz, left by an install" "$1"' _ "$W/state/serve.log" "$next"
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]
