@@ -540,7 +540,15 @@ int svc_serve(const char *config_path, const char *tools, const svc_options *o)
                 svc_log("SIGHUP: %s; going on with the configuration as it was", err);
                 continue;
             }
+            /* The lock and the log belong to the state directory this
+             * service started with: another one takes a restart. */
+            bool moved = strcmp(test.state, state) != 0;
+            if (moved)
+                svc_log("SIGHUP: 'state' changed from %s to %s, which takes a restart; going on "
+                        "with the configuration as it was", state, test.state);
             svc_config_free(&test);
+            if (moved)
+                continue;
             svc_log("SIGHUP: reading %s again", config_path);
             finish(&cfg, progs, n);
             progs = NULL;

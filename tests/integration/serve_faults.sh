@@ -5,7 +5,8 @@
 # install is tried again at every look; once the way is clear the version
 # goes in, the history says so, and judging goes on.  Then what a kill can
 # leave, cleaned up by the next start: a temporary beside the deploy path,
-# and a version directory the state never recorded.  A few seconds.
+# and a version directory the state never recorded.  Last, a SIGHUP that
+# names another state directory.  A few seconds.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -73,5 +74,17 @@ ok "and an install's temporary beside the deploy path" [ ! -e "$W/bin/.prog.Ab3x
 ok "but no other file there" [ -f "$W/bin/.prog.keep" ]
 ok "the log names both" bash -c 'grep -q "removing version $2, which a stop left unrecorded" "$1" &&
   grep -q "removing .*/bin/.prog.Ab3xYz, left by an install" "$1"' _ "$W/state/serve.log" "$next"
+# SIGHUP with another state directory: kept as it was (its lock and log
+# stay with the first), not served half-locked.
+timeout -k 5 60 "$CPO" serve --config "$W/serve.conf" --for 20 2>/dev/null &
+sp=$!
+for i in $(seq 50); do grep -q "reading\|deployed at" "$W/state/serve.log" 2>/dev/null && break; sleep 0.1; done
+sleep 0.5
+sed -i 's/^state = state$/state = state2/' "$W/serve.conf"
+pkill -HUP -f "serve --config $W/serve.conf --for 20"
+for i in $(seq 50); do grep -q "takes a restart" "$W/state/serve.log" && break; sleep 0.1; done
+ok "SIGHUP with another 'state' is refused in the log" grep -q "'state' changed from .* which takes a restart" "$W/state/serve.log"
+ok "and the other directory is not served" [ ! -e "$W/state2" ]
+kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]
