@@ -95,6 +95,8 @@ static bool parse_line(svc_state *st, char *line)
                   : !strcmp(key, "next") ? &st->next : NULL;
     if (num) {
         char *end;
+        if (!isdigit((unsigned char)*val))
+            return false;   /* a line cut short reads as no number, not 0 */
         unsigned long v = strtoul(val, &end, 10);
         *num = (unsigned)v;
         return !*end && v < 1000000;
@@ -103,7 +105,7 @@ static bool parse_line(svc_state *st, char *line)
         char *end;
         long v = strtol(val, &end, 10);
         *(key[0] == 's' ? &st->stale : &st->reference) = (int)v;
-        return !*end && v >= -1 && v < 1000000;
+        return *val && !*end && v >= -1 && v < 1000000;
     }
     if (!strcmp(key, "carried")) {
         st->carried = !strcmp(val, "1");
@@ -143,8 +145,15 @@ bool svc_state_read(const char *path, svc_state *st, char *err, size_t errlen)
             snprintf(err, errlen, "%s:%u: cannot read this line", path, line + 1);
     }
     fclose(f);
-    if (ok && !st->phase[0]) {
-        snprintf(err, errlen, "%s: no phase", path);
+    if (ok && strcmp(st->phase, SVC_PHASE_WATCHING) && strcmp(st->phase, SVC_PHASE_DEPLOYING) &&
+        strcmp(st->phase, SVC_PHASE_JUDGING)) {
+        snprintf(err, errlen, "%s: phase '%s' is none of watching, deploying, judging", path, st->phase);
+        ok = false;
+    }
+    /* Every version it names was made before next. */
+    if (ok && (st->base >= st->next || st->deployed >= st->next || st->previous >= st->next ||
+               st->target >= st->next)) {
+        snprintf(err, errlen, "%s: a version named is not below next (%u): damaged", path, st->next);
         ok = false;
     }
     return ok;

@@ -6,7 +6,7 @@
 # goes in, the history says so, and judging goes on.  Then what a kill can
 # leave, cleaned up by the next start: a temporary beside the deploy path,
 # and a version directory the state never recorded.  Last, a SIGHUP that
-# names another state directory.  A few seconds.
+# names another state directory, and damaged state files.  A few seconds.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -86,5 +86,15 @@ for i in $(seq 50); do grep -q "takes a restart" "$W/state/serve.log" && break; 
 ok "SIGHUP with another 'state' is refused in the log" grep -q "'state' changed from .* which takes a restart" "$W/state/serve.log"
 ok "and the other directory is not served" [ ! -e "$W/state2" ]
 kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
+# A state file cut short in a number, or naming a version not yet made,
+# is damage to report, not a 0 to go on with.
+sed -i 's/^state = state2$/state = state/' "$W/serve.conf"
+cp "$W/state/p/state" "$W/state.good"
+sed -i 's/^next .*/next /' "$W/state/p/state"
+timeout -k 5 60 "$CPO" serve --config "$W/serve.conf" --once >"$W/out" 2>&1
+ok "a number cut short is refused" grep -q "not looked after: .*/state:[0-9]*: cannot read this line" "$W/out"
+sed 's/^deployed .*/deployed 99/' "$W/state.good" >"$W/state/p/state"
+timeout -k 5 60 "$CPO" serve --config "$W/serve.conf" --once >"$W/out" 2>&1
+ok "a version not below next is refused" grep -q "not looked after: .*a version named is not below next" "$W/out"
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]
