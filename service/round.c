@@ -182,6 +182,25 @@ static bool check(const svc_prog *g, const char *tmp, const char *cand, char *er
 }
 
 /* "predicted taken-branch cycles: B before, A after (S saved, ...)" */
+/* The message named files in the round's directory, which now has
+ * another name: every "from" in err becomes "to". */
+static void retarget(char *err, size_t errlen, const char *from, const char *to)
+{
+    char out[2048];
+    size_t n = 0, lf = strlen(from), lt = strlen(to);
+    for (const char *p = err; *p && n + 1 < sizeof out;) {
+        if (!strncmp(p, from, lf) && n + lt + 1 < sizeof out) {
+            memcpy(out + n, to, lt);
+            n += lt;
+            p += lf;
+        } else {
+            out[n++] = *p++;
+        }
+    }
+    out[n] = 0;
+    snprintf(err, errlen, "%s", out);
+}
+
 static bool predicted_gain(const char *tmp, double profile_cycles, double *gain, char *err,
                            size_t errlen)
 {
@@ -247,6 +266,8 @@ bool svc_round(svc_prog *g, profdb *db, double profile_cycles, unsigned *made, c
             svc_remove_tree(failed);
             if (rename(tmp, failed))
                 svc_remove_tree(tmp);
+            else
+                retarget(err, errlen, tmp, failed);
         }
         free(failed);
     } else if (ok) {

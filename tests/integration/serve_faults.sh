@@ -6,7 +6,8 @@
 # goes in, the history says so, and judging goes on.  Then what a kill can
 # leave, cleaned up by the next start: a temporary beside the deploy path,
 # and a version directory the state never recorded.  Last, a SIGHUP that
-# names another state directory, and damaged state files.  A few seconds.
+# names another state directory, damaged state files, and where a
+# rejected round's message points.  About 10 s.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -96,5 +97,16 @@ ok "a number cut short is refused" grep -q "not looked after: .*/state:[0-9]*: c
 sed 's/^deployed .*/deployed 99/' "$W/state.good" >"$W/state/p/state"
 timeout -k 5 60 "$CPO" serve --config "$W/serve.conf" --once >"$W/out" 2>&1
 ok "a version not below next is refused" grep -q "not looked after: .*a version named is not below next" "$W/out"
+# A rejected round's files are kept under failed-N, and its message names
+# them there.
+cp "$W/state.good" "$W/state/p/state"
+sed -i 's/test \$? = 47$/test \$? = 46/' "$W/serve.conf"
+for pass in 1 2 3; do   # judging the version deployed above comes first
+  day "$W/bin/prog"; day "$W/bin/prog"
+  timeout -k 5 60 "$CPO" serve --config "$W/serve.conf" --once >"$W/out" 2>&1
+  grep -q rejected "$W/out" && break
+done
+see=$(grep -o 'see [^)]*' "$W/out" | head -1 | cut -c5-)
+ok "a rejection names a file that is there (${see:-none})" [ -n "$see" -a -e "$see" ]
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]
