@@ -65,6 +65,9 @@ typedef struct svc_prog {
     char *dir;                /* STATE/NAME */
     svc_state st;
     bool install_failed;      /* an install to retry; its failure logged once */
+    ino_t deploy_ino;         /* the deploy path's file when it last held the
+                                 deployed version (0: not checked yet) */
+    bool deploy_warned;       /* that it no longer does, logged */
 } svc_prog;
 
 char *svc_version_dir(const svc_prog *g, unsigned v);

@@ -389,8 +389,35 @@ static void rebuild(svc_prog *g, const char *id)
     svc_prune(g);
 }
 
+/* Whether the deploy path still holds the deployed version: someone may
+ * have replaced or removed it.  Said once in the log (cpo status says it
+ * too), never put back: a person who put another build there meant it.  The
+ * bytes are compared only when the file there is another file than the
+ * last time (an install makes a new one). */
+static void check_deploy(svc_prog *g)
+{
+    struct stat st;
+    bool there = lstat(g->p->deploy, &st) == 0;
+    if (there && st.st_ino == g->deploy_ino)
+        return;
+    char *exe = svc_version_exe(g, g->st.deployed);
+    bool same = there && exe && svc_same_file(exe, g->p->deploy);
+    free(exe);
+    if (same) {
+        g->deploy_ino = st.st_ino;
+        g->deploy_warned = false;
+    } else if (!g->deploy_warned) {
+        svc_log("%s: %s no longer holds version %u (%s); left as it is", g->p->name, g->p->deploy,
+                g->st.deployed, there ? "another file is there" : "nothing is there");
+        g->deploy_warned = true;
+        g->deploy_ino = 0;
+    }
+}
+
 static void step(svc_prog *g, profdb *db)
 {
+    if (strcmp(g->st.phase, SVC_PHASE_DEPLOYING))
+        check_deploy(g);
     char id[129], err[512];
     if (!svc_build_id(g->p->original, id, err, sizeof err))
         svc_log("%s: %s", g->p->name, err);

@@ -6,8 +6,9 @@
 # goes in, the history says so, and judging goes on.  Then what a kill can
 # leave, cleaned up by the next start: a temporary beside the deploy path,
 # and a version directory the state never recorded.  Last, a SIGHUP that
-# names another state directory, damaged state files, and where a
-# rejected round's message points.  About 10 s.
+# names another state directory, damaged state files, where a rejected
+# round's message points, and a deploy path replaced behind the service's
+# back.  About 10 s.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -108,5 +109,12 @@ for pass in 1 2 3; do   # judging the version deployed above comes first
 done
 see=$(grep -o 'see [^)]*' "$W/out" | head -1 | cut -c5-)
 ok "a rejection names a file that is there (${see:-none})" [ -n "$see" -a -e "$see" ]
+# The deploy path replaced behind the service's back: said, not undone.
+cp "$BUILD/programs/intloop-dyn" "$W/bin/other" && mv "$W/bin/other" "$W/bin/prog"
+timeout -k 5 60 "$CPO" serve --config "$W/serve.conf" --once >"$W/out" 2>&1
+ok "a replaced deploy path is logged" grep -q "bin/prog no longer holds version [0-9]* (another file is there); left as it is" "$W/out"
+ok "and left as it is" cmp -s "$W/bin/prog" "$BUILD/programs/intloop-dyn"
+"$CPO" status --config "$W/serve.conf" >"$W/status" 2>&1
+ok "cpo status says so" grep -q "but .*bin/prog no longer holds version" "$W/status"
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]
