@@ -22,6 +22,8 @@ typedef struct parser {
     unsigned line;
     char *err;
     size_t errlen;
+    char seen[16][32];        /* keys of the current section so far */
+    unsigned nseen;
 } parser;
 
 static bool bad(parser *p, const char *fmt, ...)
@@ -168,8 +170,10 @@ static bool line_of(parser *p, svc_config *c, char *s)
     s = trim(s);
     if (!*s || *s == '#')
         return true;
-    if (*s == '[')
+    if (*s == '[') {
+        p->nseen = 0;
         return heading(p, c, s);
+    }
     char *eq = strchr(s, '=');
     if (!eq)
         return bad(p, "expected 'key = value'");
@@ -177,6 +181,13 @@ static bool line_of(parser *p, svc_config *c, char *s)
     char *key = trim(s), *value = trim(eq + 1);
     if (!*value)
         return bad(p, "%s: no value", key);
+    /* The second of two would silently win: as much a mistake as a
+     * misspelt key. */
+    for (unsigned i = 0; i < p->nseen; i++)
+        if (!strcmp(p->seen[i], key))
+            return bad(p, "'%s' given twice in one section", key);
+    if (p->nseen < sizeof p->seen / sizeof p->seen[0] && strlen(key) < sizeof p->seen[0])
+        strcpy(p->seen[p->nseen++], key);
     return c->nprograms ? program_key(p, &c->programs[c->nprograms - 1], key, value)
                         : service_key(p, c, key, value);
 }
