@@ -37,6 +37,16 @@ bool outfile_is(const char *path, const char *in)
     return stat(path, &a) == 0 && stat(in, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+bool outfile_is_temp(const char *path, const char *name)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t n = strlen(base);
+    /* ".NAME." and mkostemp's six letters, as outfile_open names it */
+    return name[0] == '.' && !strncmp(name + 1, base, n) && name[1 + n] == '.' &&
+           strlen(name + 2 + n) == 6;
+}
+
 bool outfile_open(outfile *o, const char *path, mode_t mode, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);

@@ -40,6 +40,9 @@ void outfile_abort(outfile *o);
 /* Whether path may be written as an output: absent, a regular file or a
  * symbolic link.  False with the reason in err otherwise. */
 bool outfile_check(const char *path, char *err, size_t errlen);
+/* Whether name, an entry of output path's directory, is a temporary that
+ * outfile_open made for it (one a kill left behind, for a cleanup). */
+bool outfile_is_temp(const char *path, const char *name);
 /* Whether the output path names the file in already is (the same inode,
  * through any link): writing it would replace the input. */
 bool outfile_is(const char *path, const char *in);

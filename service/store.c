@@ -257,19 +257,16 @@ static void remove_unrecorded(const svc_prog *g)
     free(vdir);
 }
 
-/* Temporaries an install a kill interrupted left beside the deploy path:
- * ".NAME." and six letters, as outfile_open makes them. */
+/* Temporaries an install a kill interrupted left beside the deploy path
+ * (svc_copy writes through outfile_open). */
 static void remove_install_temps(const svc_prog *g)
 {
     char *dir = svc_dirname(g->p->deploy);
-    const char *base = strrchr(g->p->deploy, '/');
-    base = base ? base + 1 : g->p->deploy;
-    size_t n = strlen(base);
     DIR *d = dir ? opendir(dir) : NULL;
     struct dirent *e;
     while (d && (e = readdir(d))) {
         const char *s = e->d_name;
-        if (s[0] != '.' || strncmp(s + 1, base, n) || s[1 + n] != '.' || strlen(s + 2 + n) != 6)
+        if (!outfile_is_temp(g->p->deploy, s))
             continue;
         char *p = svc_join(dir, s);
         struct stat st;

@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "cfg/cfg.h"
@@ -234,10 +233,7 @@ typedef struct args {
  * neither can be looked at). */
 static bool same_file(const char *x, const char *y)
 {
-    struct stat a, b;
-    if (stat(x, &a) == 0 && stat(y, &b) == 0)
-        return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-    return !strcmp(x, y);
+    return outfile_is(x, y) || !strcmp(x, y);
 }
 
 /* A database, epoch or counts file given twice would count its samples
