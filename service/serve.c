@@ -545,10 +545,25 @@ int svc_serve(const char *config_path, const char *tools, const svc_options *o)
     size_t n = 0;
     int status = 0;
     double t0 = now();
+    bool started = false;
     while (!stop_requested && status == 0) {
-        if (!progs && !start(config_path, tools, &cfg, &progs, &n)) {
-            status = 1;
-            break;
+        if (!progs) {
+            if (!start(config_path, tools, &cfg, &progs, &n)) {
+                status = 1;
+                break;
+            }
+            /* Nothing to look after at start-up (--once too) is a failure
+             * to start, not a service that looks busy and does nothing.  A
+             * SIGHUP does not end a running service (nor does a broken
+             * configuration): it waits for the next. */
+            if (!n)
+                svc_log("no program is looked after: every one %s names was refused (see above)%s",
+                        config_path, started ? "; waiting for a SIGHUP" : "");
+            if (!n && !started) {
+                status = 1;
+                break;
+            }
+            started = true;
         }
         profdb_error pe;
         profdb *db = profdb_open(cfg.db, 0, &pe);

@@ -57,7 +57,8 @@ typedef struct svc_options {
 } svc_options;
 
 /* Serve until SIGTERM (or after one pass with once).  Returns the exit
- * status: 0 after a clean stop, 1 when the service could not start. */
+ * status: 0 after a clean stop, 1 when the service could not start or
+ * started with no program it could look after. */
 int svc_serve(const char *config_path, const char *tools, const svc_options *o);
 
 /* What the service is doing and has done, from its state directory. */

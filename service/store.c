@@ -211,45 +211,30 @@ bool svc_install(svc_prog *g, unsigned v, char *err, size_t errlen)
     return svc_state_save(g, err, errlen);
 }
 
-/* Versions a kill left half made. */
-static void remove_partial(const svc_prog *g)
+/* What a stop left in versions/, in one walk: a version a kill left half
+ * made (N.tmp), and, once the state is known (recorded), a version at or
+ * above next: a round a kill cut off after it renamed its version into
+ * place and before it saved the state.  Nothing refers to such a version,
+ * and the next round would fail on its name (directory not empty): removed,
+ * the round done again. */
+static void remove_leftovers(const svc_prog *g, bool recorded)
 {
     char *vdir = svc_join(g->dir, "versions");
     DIR *d = vdir ? opendir(vdir) : NULL;
     struct dirent *e;
     while (d && (e = readdir(d))) {
         size_t n = strlen(e->d_name);
-        if (n > 4 && !strcmp(e->d_name + n - 4, ".tmp")) {
-            char *p = svc_join(vdir, e->d_name);
-            if (p)
-                svc_remove_tree(p);
-            free(p);
-        }
-    }
-    if (d)
-        closedir(d);
-    free(vdir);
-}
-
-/* Versions at or above next: a round a kill cut off after it renamed its
- * version into place and before it saved the state.  Nothing refers to
- * them, and the next round would fail on the name (directory not empty):
- * removed, the round done again. */
-static void remove_unrecorded(const svc_prog *g)
-{
-    char *vdir = svc_join(g->dir, "versions");
-    DIR *d = vdir ? opendir(vdir) : NULL;
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
         char *end;
         unsigned long v = strtoul(e->d_name, &end, 10);
-        if (!isdigit((unsigned char)e->d_name[0]) || *end || v < g->st.next)
+        bool partial = n > 4 && !strcmp(e->d_name + n - 4, ".tmp");
+        bool unrecorded = recorded && isdigit((unsigned char)e->d_name[0]) && !*end && v >= g->st.next;
+        if (!partial && !unrecorded)
             continue;
         char *p = svc_join(vdir, e->d_name);
-        if (p) {
+        if (p && unrecorded)
             svc_log("%s: removing version %lu, which a stop left unrecorded", g->p->name, v);
+        if (p)
             svc_remove_tree(p);
-        }
         free(p);
     }
     if (d)
@@ -286,8 +271,10 @@ static bool first_start(svc_prog *g, char *err, size_t errlen)
 {
     svc_state *st = &g->st;
     char *dir = svc_version_dir(g, 0), *exe = svc_version_exe(g, 0);
-    bool ok = dir && exe && (mkdir(dir, 0755) == 0 || errno == EEXIST) &&
-              svc_copy(g->p->original, exe, 0755, err, errlen) &&
+    bool made = dir && exe && (mkdir(dir, 0755) == 0 || errno == EEXIST);
+    if (!made)   /* start() prints err whatever failed */
+        snprintf(err, errlen, "%s: %s", dir ? dir : g->dir, dir && exe ? strerror(errno) : "out of memory");
+    bool ok = made && svc_copy(g->p->original, exe, 0755, err, errlen) &&
               svc_build_id(exe, st->build, err, errlen);
     if (ok && !st->build[0]) {
         snprintf(err, errlen, "%s: no build-id: profiles of it could not be told from "
@@ -316,18 +303,28 @@ bool svc_state_open(svc_prog *g, char *err, size_t errlen)
               (mkdir(vdir, 0755) == 0 || errno == EEXIST);
     if (!ok)
         snprintf(err, errlen, "%s: %s", g->dir, vdir && path ? strerror(errno) : "out of memory");
+    /* mkdir's EEXIST holds for a file too.  A versions/ that is no
+     * directory would have the clean-ups below find nothing and every
+     * round fail: refused before anything of the program is touched. */
+    struct stat vs, ls;
+    if (ok && (stat(vdir, &vs) || !S_ISDIR(vs.st_mode))) {
+        bool there = lstat(vdir, &ls) == 0;
+        snprintf(err, errlen, "%s is %s, not a directory (the program's versions are kept there); "
+                 "left as it is", vdir, !there ? "gone" : S_ISREG(ls.st_mode) ? "a file"
+                 : S_ISLNK(ls.st_mode) ? "a symbolic link" : "a special file");
+        ok = false;
+    }
     g->st.stale = g->st.reference = -1;
     if (ok) {
-        remove_partial(g);
-        if (access(path, F_OK) == 0)
-            ok = svc_state_read(path, &g->st, err, errlen);
-        else
-            ok = first_start(g, err, errlen);
+        /* a half-made version needs no state to be known as one; next
+         * is known only from a state read whole or just made */
+        bool recorded = access(path, F_OK) == 0 ? svc_state_read(path, &g->st, err, errlen)
+                                                : first_start(g, err, errlen);
+        remove_leftovers(g, recorded);
+        ok = recorded;
     }
-    if (ok) {
-        remove_unrecorded(g);
+    if (ok)
         remove_install_temps(g);
-    }
     if (ok && !strcmp(g->st.phase, SVC_PHASE_DEPLOYING)) {
         svc_log("%s: finishing the install of version %u a stop interrupted", g->p->name,
                 g->st.target);

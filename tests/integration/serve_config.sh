@@ -4,8 +4,9 @@
 # a hard link; or another program's) or another program's deploy path: the
 # service would write over it.  Each refusal names the file and the line of
 # the program's heading, and no original changes.  Also the messages for a
-# program without its keys, a key given twice, a configuration in a missing
-# directory and a state directory that cannot be made.
+# program without its keys, a key given twice, a configuration naming no
+# program, a configuration in a missing directory and a state directory
+# that cannot be made.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -49,6 +50,7 @@ else
   echo "FAIL a state directory that cannot be made:"; cat "$tmp/out"; failed=$((failed + 1))
 fi
 refused twice "twice.conf:7: 'min-gain' given twice in one section" <<<"$(printf '[program p]\noriginal = orig/prog\ndeploy = bin/p\nmin-gain = 0.01\nmin-gain = 0.5\ntest = true\n')"
+refused no-program "no-program.conf:.*no \[program NAME\] to look after" <<<""
 timeout -k 5 30 "$CPO" serve --config "$tmp/none/serve.conf" --once >"$tmp/out" 2>&1
 if [ $? -ne 0 ] && grep -q "none/serve.conf: No such file or directory" "$tmp/out"; then
   echo "ok   a configuration in a missing directory: $(head -1 "$tmp/out")"; passed=$((passed + 1))

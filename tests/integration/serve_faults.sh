@@ -5,10 +5,11 @@
 # install is tried again at every look; once the way is clear the version
 # goes in, the history says so, and judging goes on.  Then what a kill can
 # leave, cleaned up by the next start: a temporary beside the deploy path,
-# and a version directory the state never recorded.  Last, a SIGHUP that
-# names another state directory, damaged state files, where a rejected
-# round's message points, and a deploy path replaced behind the service's
-# back.  About 10 s.
+# a version directory the state never recorded and a half-made one.  Last, a SIGHUP that
+# names another state directory, damaged state files (with every program
+# refused, --once exits 1), where a rejected round's message points, a
+# deploy path replaced behind the service's back, and a file where
+# versions/ goes.  About 10 s.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -68,10 +69,13 @@ kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
 # What a kill -9 in an install or at the end of a round leaves.
 next=$(sed -n 's/^next //p' "$W/state/p/state")
 cp -r "$W/state/p/versions/1" "$W/state/p/versions/$next"
+cp -r "$W/state/p/versions/1" "$W/state/p/versions/$((next + 1)).tmp"
 head -c 1000 "$W/bin/prog" >"$W/bin/.prog.Ab3xYz"
 echo keep >"$W/bin/.prog.keep"
 timeout -k 5 60 "$CPO" serve --config "$W/serve.conf" --once >/dev/null 2>&1
 ok "a start removes a version the state never recorded" [ ! -e "$W/state/p/versions/$next" ]
+ok "and a half-made one (N.tmp)" [ ! -e "$W/state/p/versions/$((next + 1)).tmp" ]
+ok "but no recorded one" [ -d "$W/state/p/versions/0" -a -d "$W/state/p/versions/1" ]
 ok "and an install's temporary beside the deploy path" [ ! -e "$W/bin/.prog.Ab3xYz" ]
 ok "but no other file there" [ -f "$W/bin/.prog.keep" ]
 ok "the log names both" bash -c 'grep -q "removing version $2, which a stop left unrecorded" "$1" &&
@@ -94,7 +98,11 @@ sed -i 's/^state = state2$/state = state/' "$W/serve.conf"
 cp "$W/state/p/state" "$W/state.good"
 sed -i 's/^next .*/next /' "$W/state/p/state"
 timeout -k 5 60 "$CPO" serve --config "$W/serve.conf" --once >"$W/out" 2>&1
+rc=$?
 ok "a number cut short is refused" grep -q "not looked after: .*/state:[0-9]*: cannot read this line" "$W/out"
+# With every program refused there is nothing to serve: a failure to start.
+ok "with no program looked after, --once says so and exits 1 (exit $rc)" bash -c '[ "$1" = 1 ] &&
+  grep -q "no program is looked after: every one .*/serve.conf names was refused" "$2"' _ "$rc" "$W/out"
 sed 's/^deployed .*/deployed 99/' "$W/state.good" >"$W/state/p/state"
 timeout -k 5 60 "$CPO" serve --config "$W/serve.conf" --once >"$W/out" 2>&1
 ok "a version not below next is refused" grep -q "not looked after: .*a version named is not below next" "$W/out"
@@ -116,5 +124,18 @@ ok "a replaced deploy path is logged" grep -q "bin/prog no longer holds version 
 ok "and left as it is" cmp -s "$W/bin/prog" "$BUILD/programs/intloop-dyn"
 "$CPO" status --config "$W/serve.conf" >"$W/status" 2>&1
 ok "cpo status says so" grep -q "but .*bin/prog no longer holds version" "$W/status"
+# A file where versions/ goes is refused at start-up, named, and nothing of
+# the program is touched: not its state file, not the file, not an
+# install's temporary beside the deploy path.
+mv "$W/state/p/versions" "$W/versions" && echo x >"$W/state/p/versions"
+head -c 1000 "$W/bin/prog" >"$W/bin/.prog.Qr7tUv"
+files() { (cd "$W" && stat -c '%n %i %s %Y' state/p/* bin/.prog.* && md5sum state/p/state); }
+before=$(files)
+timeout -k 5 60 "$CPO" serve --config "$W/serve.conf" --once >"$W/out" 2>&1
+rc=$?
+ok "a file in place of versions/ is refused, exit 1 (exit $rc)" bash -c '[ "$1" = 1 ] &&
+  grep -q "p: not looked after: .*/state/p/versions is a file, not a directory" "$2"' _ "$rc" "$W/out"
+ok "and nothing of the program is touched" [ "$(files)" = "$before" ]
+rm "$W/state/p/versions" "$W/bin/.prog.Qr7tUv" && mv "$W/versions" "$W/state/p/versions"
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]
