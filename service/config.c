@@ -22,7 +22,8 @@ typedef struct parser {
     unsigned line;
     char *err;
     size_t errlen;
-    char seen[16][32];        /* keys of the current section so far */
+    char seen[16][32];        /* keys of the current section so far (a
+                                 section has at most 11, none over 12 bytes) */
     unsigned nseen;
 } parser;
 

@@ -72,6 +72,8 @@ typedef struct svc_prog {
 
 char *svc_version_dir(const svc_prog *g, unsigned v);
 char *svc_version_exe(const svc_prog *g, unsigned v);
+/* Whether the deploy path holds the deployed version's bytes. */
+bool svc_deploy_holds(const svc_prog *g);
 /* Load STATE/NAME/state, or start one from the deploy path and the original
  * (version 0); finishes a deploy a kill interrupted. */
 bool svc_state_open(svc_prog *g, char *err, size_t errlen);

@@ -181,7 +181,6 @@ static bool check(const svc_prog *g, const char *tmp, const char *cand, char *er
     return ok;
 }
 
-/* "predicted taken-branch cycles: B before, A after (S saved, ...)" */
 /* The message named files in the round's directory, which now has
  * another name: every "from" in err becomes "to". */
 static void retarget(char *err, size_t errlen, const char *from, const char *to)
@@ -201,6 +200,7 @@ static void retarget(char *err, size_t errlen, const char *from, const char *to)
     snprintf(err, errlen, "%s", out);
 }
 
+/* "predicted taken-branch cycles: B before, A after (S saved, ...)" */
 static bool predicted_gain(const char *tmp, double profile_cycles, double *gain, char *err,
                            size_t errlen)
 {

@@ -49,14 +49,22 @@ static bool save(svc_prog *g)
     return false;
 }
 
+/* An install that failed: logged once, tried again at every look. */
+static void failed_install(svc_prog *g, unsigned v, const char *err)
+{
+    if (!g->install_failed)
+        svc_log("%s: cannot install version %u: %s (tried again at every look)", g->p->name, v, err);
+    g->install_failed = true;
+}
+
 static bool install(svc_prog *g, unsigned v, const char *then)
 {
     char err[512];
     snprintf(g->st.then, sizeof g->st.then, "%s", then);
     if (svc_install(g, v, err, sizeof err))
         return true;
-    svc_log("%s: cannot install version %u: %s (tried again at every look)", g->p->name, v, err);
-    g->install_failed = true;
+    g->install_failed = false;          /* a new install's failure is news */
+    failed_install(g, v, err);
     return false;
 }
 
@@ -72,10 +80,8 @@ static void retry_install(svc_prog *g)
         svc_history(g, v, "installed", "at %s, after an install that had failed", g->p->deploy);
         save(g);
         g->install_failed = false;
-    } else if (!g->install_failed) {
-        svc_log("%s: cannot install version %u: %s (tried again at every look)", g->p->name, v, err);
-        g->install_failed = true;
-    }
+    } else
+        failed_install(g, v, err);
 }
 
 static void rollback(svc_prog *g, const char *fmt, const char *why)
@@ -400,10 +406,7 @@ static void check_deploy(svc_prog *g)
     bool there = lstat(g->p->deploy, &st) == 0;
     if (there && st.st_ino == g->deploy_ino)
         return;
-    char *exe = svc_version_exe(g, g->st.deployed);
-    bool same = there && exe && svc_same_file(exe, g->p->deploy);
-    free(exe);
-    if (same) {
+    if (there && svc_deploy_holds(g)) {
         g->deploy_ino = st.st_ino;
         g->deploy_warned = false;
     } else if (!g->deploy_warned) {

@@ -54,10 +54,10 @@ int svc_status(const svc_config *c, FILE *out)
             fprintf(out, " against version %u", st.previous);
         if (!strcmp(st.phase, SVC_PHASE_DEPLOYING))
             fprintf(out, " version %u", st.target);
-        char *exe = svc_format("%s/%s/versions/%u/exe", c->state, p->name, st.deployed);
-        if (strcmp(st.phase, SVC_PHASE_DEPLOYING) && exe && !svc_same_file(exe, p->deploy))
+        svc_prog g = { .p = p, .dir = svc_join(c->state, p->name), .st = st };
+        if (strcmp(st.phase, SVC_PHASE_DEPLOYING) && g.dir && !svc_deploy_holds(&g))
             fprintf(out, "\n  but %s no longer holds version %u: replaced or removed", p->deploy, st.deployed);
-        free(exe);
+        free(g.dir);
         fprintf(out, "\n  base version %u (build-id %.16s), next version %u, profile used through %s\n",
                 st.base, st.build, st.next, st.through[0] ? st.through : "-");
         if (st.stale >= 0)

@@ -39,6 +39,14 @@ char *svc_version_exe(const svc_prog *g, unsigned v)
     return svc_format("%s/versions/%u/exe", g->dir, v);
 }
 
+bool svc_deploy_holds(const svc_prog *g)
+{
+    char *exe = svc_version_exe(g, g->st.deployed);
+    bool same = exe && svc_same_file(exe, g->p->deploy);
+    free(exe);
+    return same;
+}
+
 void svc_state_free(svc_state *st)
 {
     for (size_t i = 0; i < st->nhistory; i++)
