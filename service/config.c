@@ -3,8 +3,10 @@
  *
  * A line is "key = value", a "[program NAME]" heading, a comment (#) or
  * blank.  Keys before the first heading are the service's; keys after one
- * are that program's.  Every mistake is reported with its file and line,
- * and an unknown key is a mistake: a misspelt policy silently ignored would
+ * are that program's.  Every mistake is reported with its file and line
+ * (a program's, found once the file is read, with its heading's line; one
+ * about the whole file, such as a missing 'db', with the file alone), and
+ * an unknown key is a mistake: a misspelt policy silently ignored would
  * leave a program unprotected.
  */
 #include <ctype.h>
@@ -19,7 +21,7 @@
 
 typedef struct parser {
     const char *file, *dir;
-    unsigned line;
+    unsigned line;            /* the line a mistake is about; 0: the whole file */
     char *err;
     size_t errlen;
     char seen[16][32];        /* keys of the current section so far (a
@@ -34,7 +36,10 @@ static bool bad(parser *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    snprintf(p->err, p->errlen, "%s:%u: %s", p->file, p->line, msg);
+    if (p->line)
+        snprintf(p->err, p->errlen, "%s:%u: %s", p->file, p->line, msg);
+    else
+        snprintf(p->err, p->errlen, "%s: %s", p->file, msg);
     return false;
 }
 
@@ -245,7 +250,7 @@ static bool paths_apart(parser *p, const svc_config *c)
 
 static bool complete(parser *p, svc_config *c, const char *tools)
 {
-    p->line = 0;
+    p->line = 0;    /* no one line is to blame for what is missing */
     if (!c->db)
         return bad(p, "no 'db' (the profile database cpod fills)");
     if (!c->state)

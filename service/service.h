@@ -46,7 +46,8 @@ typedef struct svc_config {
 } svc_config;
 
 /* Read a configuration file; relative paths in it are relative to its
- * directory.  False with "FILE:LINE: what is wrong" in err. */
+ * directory.  False with "FILE:LINE: what is wrong" in err, or "FILE: what is
+ * wrong" when no one line is to blame (a missing 'db', no program). */
 bool svc_config_load(const char *path, const char *tools, svc_config *out, char *err,
                      size_t errlen);
 void svc_config_free(svc_config *c);
