@@ -39,4 +39,32 @@ bool opt_exttsp(const cfg_proc *p, const est_proc_freq *fp, uint32_t *next, uint
 void opt_align_proc(const cfg_proc *p, const est_proc_freq *fp, const ev5_params *ev5,
                     opt_proc_layout *L, double proc_max);
 
+/* The profiled target of the register jump at pc (layout.c); NULL: none. */
+const opt_jump *opt_jump_at(const opt_options *o, uint64_t pc);
+
+/* A synthetic run drawn from the estimates (icache.c): the blocks it
+ * visits, as global ids (procedure i's block b is base[i] + b), with the
+ * shared libraries' lines between them (OPT_TRACE_LIB | set). */
+#define OPT_TRACE_LIB 0x80000000u
+/* The walk's length, in program lines touched. */
+#define OPT_TRACE_LINES 2000000
+typedef struct opt_trace {
+    uint32_t *v;
+    size_t n;
+    uint32_t *base;             /* [nprocs + 1] */
+    size_t nblocks;
+    double walked;              /* program lines the walk touched */
+    double scale;               /* the profile's line executions per such line */
+} opt_trace;
+/* A walk of about `lines` lines, the program's and the libraries' drawn
+ * between them; false when out of memory or when nothing ran. */
+bool opt_trace_make(const cfg_program *prog, const est_freq *f, const opt_options *o,
+                    uint32_t nsets, uint64_t lines, opt_trace *t);
+void opt_trace_free(opt_trace *t);
+/* The I-cache misses of the walk with each global block g at addr[g]
+ * (UINT64_MAX: not placed) for size[g] bytes, scaled to the profile's
+ * executions; -1 when out of memory. */
+double opt_trace_misses(const opt_trace *t, const uint64_t *addr, const uint32_t *size,
+                        uint32_t line, uint32_t nsets);
+
 #endif

@@ -59,7 +59,7 @@ static int by_density(const void *x, const void *y)
     return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
 }
 
-static const opt_jump *jump_at(const opt_options *o, uint64_t pc)
+const opt_jump *opt_jump_at(const opt_options *o, uint64_t pc)
 {
     for (size_t lo = 0, hi = o->njumps; lo < hi;) {
         size_t mid = lo + (hi - lo) / 2;
@@ -426,7 +426,7 @@ static uint64_t take_fillers(filler *fl, size_t nfl, uint64_t want, plan *pl,
 
 static bool jump_known(const opt_options *o, uint64_t pc)
 {
-    return jump_at(o, pc) != NULL;
+    return opt_jump_at(o, pc) != NULL;
 }
 
 /* A jump table's JMP without a target profile: the hint goes to the table
@@ -479,6 +479,9 @@ typedef struct planner {
     uint32_t *gap;              /* lines of nops before each procedure */
     double hot_share;           /* instructions that make a procedure hot */
     lineset before, after;
+    opt_trace trace;            /* the I-cache model's walk */
+    uint64_t *addr;             /* per global block: where the plan puts it */
+    uint32_t *size;             /* and its bytes there */
 } planner;
 
 /* Hot procedures start on a 32-byte line, the others on 16 bytes. */
@@ -693,6 +696,78 @@ static uint64_t colour_shift(planner *P, bool *ok)
     return off;
 }
 
+/* Where the hot blocks of procedure i land when it starts at off (from
+ * the start of the moved code), for the I-cache model. */
+static void place_hot(planner *P, uint32_t i, uint64_t off)
+{
+    const cfg_proc *p = &P->prog->procs[i];
+    const opt_proc_layout *L = &P->L[i];
+    size_t hot = L->split == PLAN_NOSPLIT ? L->n : L->split;
+    if (!P->addr)
+        return;
+    off += P->o->code_phase;
+    for (size_t k = 0; k < hot; k++) {
+        if (L->align[k])
+            off = (off + L->align[k] - 1) & ~(uint64_t)(L->align[k] - 1);
+        uint32_t g = P->trace.base[i] + L->order[k], sz = (uint32_t)emitted(p, L->order, k, hot);
+        P->addr[g] = off;
+        P->size[g] = sz;
+        off += sz;
+    }
+}
+
+/* The cold parts, after the hot code ending at off and the procedures
+ * that never ran (the rewriter's order), each procedure's in plan order. */
+static void place_cold(planner *P, uint64_t off)
+{
+    if (!P->addr)
+        return;
+    for (size_t k = 0; k < P->nfl; k++)
+        off += P->fl[k].size;
+    off += P->o->code_phase - P->res->filler_bytes;
+    for (size_t k = 0; k < P->nran; k++) {
+        uint32_t i = P->order[k];
+        const opt_proc_layout *L = &P->L[i];
+        if (L->split == PLAN_NOSPLIT)
+            continue;
+        for (size_t x = L->split; x < L->n; x++) {
+            uint32_t g = P->trace.base[i] + L->order[x];
+            uint32_t sz = (uint32_t)emitted(&P->prog->procs[i], L->order + L->split, x - L->split,
+                                            L->n - L->split);
+            P->addr[g] = off;
+            P->size[g] = sz;
+            off += sz;
+        }
+    }
+}
+
+/* The I-cache model's walk and the misses it predicts in the original
+ * layout.  Without a walk (nothing ran, or no memory for it) the report
+ * says nothing of misses and the plan is the same. */
+static void model_before(planner *P)
+{
+    const cfg_program *prog = P->prog;
+    if (!opt_trace_make(prog, P->f, P->o, P->nsets, OPT_TRACE_LINES, &P->trace))
+        return;
+    size_t nb = P->trace.nblocks;
+    P->addr = malloc((nb + 1) * sizeof *P->addr);
+    P->size = malloc((nb + 1) * sizeof *P->size);
+    if (!P->addr || !P->size) {
+        free(P->addr), free(P->size);
+        P->addr = NULL, P->size = NULL;
+        return;
+    }
+    for (size_t i = 0; i < prog->nprocs; i++)
+        for (size_t b = 0; b < prog->procs[i].nblocks; b++) {
+            const cfg_block *B = &prog->procs[i].blocks[b];
+            P->addr[P->trace.base[i] + b] = B->start;
+            P->size[P->trace.base[i] + b] = (uint32_t)(B->end - B->start);
+        }
+    P->res->icache_before = opt_trace_misses(&P->trace, P->addr, P->size, P->line, P->nsets);
+    for (size_t g = 0; g < nb; g++)
+        P->addr[g] = UINT64_MAX;
+}
+
 /* Procedure i into the plan at *off, with its note and its fetch cost
  * before and after. */
 static bool emit_proc(planner *P, uint32_t i, uint64_t *off)
@@ -705,6 +780,7 @@ static bool emit_proc(planner *P, uint32_t i, uint64_t *off)
     memset(P->heat, 0, P->nheat * sizeof *P->heat);
     line_heat(p, fp, Lp, line, P->heat, &nl);
     *off = proc_start(P, i, *off);
+    place_hot(P, i, *off);
     plan_proc *pp = plan_add_proc(P->pl, p->start, proc_align(P, i));
     if (!pp)
         return false;
@@ -794,6 +870,8 @@ static void planner_free(planner *P)
     free(P->gap);
     free(P->before.v), free(P->before.h);
     free(P->after.v), free(P->after.h);
+    free(P->addr), free(P->size);
+    opt_trace_free(&P->trace);
 }
 
 bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, plan *pl,
@@ -827,6 +905,9 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
         res->shared_sets += o->shared_heat[k] > 0;
     }
     P.hot_share = res->insns * OPT_HOT_SHARE;
+    res->icache_before = res->icache_after = -1;
+    if (ok)
+        model_before(&P);
     uint64_t off = 0;
     if (ok && o->gaps && !o->no_order)
         ok = space_procs(&P);
@@ -834,6 +915,10 @@ bool opt_plan(const cfg_program *prog, const est_freq *f, const opt_options *o, 
         off = colour_shift(&P, &ok);
     for (size_t k = 0; ok && k < P.nran; k++)
         ok = emit_proc(&P, P.order[k], &off);
+    if (ok && P.addr) {
+        place_cold(&P, off);
+        res->icache_after = opt_trace_misses(&P.trace, P.addr, P.size, P.line, P.nsets);
+    }
     ok = ok && add_hints(&P);
     for (size_t i = 0; ok && i < np; i++)
         if (P.pi[i].insns <= 0) {
@@ -897,6 +982,11 @@ void opt_report(FILE *out, const cfg_program *prog, const opt_result *r)
     fprintf(out, "shared libraries' code: %.0f executions on %u I-cache sets\n", r->shared_heat,
             r->shared_sets);
     fprintf(out, "jump hints: %zu\n", r->hints);
+    if (r->icache_before >= 0 && r->icache_after >= 0)
+        fprintf(out, "predicted I-cache misses (a walk drawn from the estimates, shared libraries "
+                "included): %.0f before, %.0f after (%.1f%% fewer)\n", r->icache_before,
+                r->icache_after,
+                r->icache_before > 0 ? 100 * (1 - r->icache_after / r->icache_before) : 0);
     fprintf(out, "predicted taken-branch cycles: %.0f before, %.0f after (%.0f saved, %.2f%% of "
             "%.0f instructions)\n", r->bubbles_before, r->bubbles_after,
             r->bubbles_before - r->bubbles_after,

@@ -60,6 +60,13 @@ typedef struct opt_options {
      * its most frequent table edge by the estimate. */
     const opt_jump *jumps;
     size_t njumps;
+    /* The runs the frequencies sum, each with its shared libraries' heat,
+     * when the source kept them apart: the I-cache model walks each run on
+     * its own, so code of different runs does not look as if it ran
+     * together.  nruns 0: one walk of the sum. */
+    const est_freq *const *runs;
+    const double *const *run_shared;
+    size_t nruns;
 } opt_options;
 
 typedef enum {
@@ -108,6 +115,9 @@ typedef struct opt_result {
     uint64_t kept_bytes;
     double pair_conflict_before, pair_conflict_after;
     double insns;               /* estimated instructions executed, total */
+    /* The I-cache model (icache.c): misses of a walk drawn from the
+     * estimates, in the original layout and in the plan's; -1: no model. */
+    double icache_before, icache_after;
 } opt_result;
 
 /* Build pl (fresh; plan_free it) from the frequencies f of prog.  False

@@ -106,7 +106,7 @@ for name in bytecode branchalt; do
   # shellcheck disable=SC2086
   (cd "$tmp" && "$AXP" run --exact "$tmp/$name.x2" -- "$opt1" $args >/dev/null 2>&1)
   "$OPT" "$orig" --exact "$tmp/$name.x2" --report "$tmp/$name.rep2" -o "$tmp/$name.r2" >/dev/null || { fail "$name round 2"; continue; }
-  p1=$(grep '^predicted' "$tmp/$name.rep1") p2=$(grep '^predicted' "$tmp/$name.rep2")
+  p1=$(grep '^predicted taken-branch' "$tmp/$name.rep1") p2=$(grep '^predicted taken-branch' "$tmp/$name.rep2")
   if awk -v a="$p1" -v b="$p2" 'BEGIN { split(a, x, " "); split(b, y, " ")
         for (i in x) if (x[i] ~ /^[0-9]+$/ && (x[i] - y[i] > x[i] / 100 || y[i] - x[i] > x[i] / 100)) exit 1 }'; then
     passed=$((passed + 1)); echo "$name round 2 through the map: $p2"

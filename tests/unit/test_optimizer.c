@@ -373,3 +373,88 @@ Test(optimizer, exttsp_cuts_a_chain_where_two_fall_throughs_beat_one)
     cr_assert_eq(L.order[2], 1);
     layout_free(&L);
 }
+
+/* The I-cache model: a loop 0 -> 1 <-> 2 (1000 turns), 2 -> 3 returns.
+ * Blocks 1 and 2 each on a line of their own: 8 KB apart they take a
+ * set in turn and miss on every visit; side by side they never miss once
+ * the cache is warm. */
+static void model_loop(fixture *f)
+{
+    init(f, 4);
+    f->bf[0] = 1, f->bf[1] = 1000, f->bf[2] = 1000, f->bf[3] = 1;
+    edge(f, 0, 1, CFG_EDGE_FALL, 1);
+    edge(f, 1, 2, CFG_EDGE_FALL, 1000);
+    edge(f, 2, 1, CFG_EDGE_TAKEN, 999);
+    edge(f, 2, 3, CFG_EDGE_FALL, 1);
+    edge(f, 3, CFG_EXIT, CFG_EDGE_RETURN, 1);
+    finish(f);
+}
+
+Test(optimizer, icache_model_sees_two_lines_of_a_loop_on_one_set)
+{
+    fixture f;
+    model_loop(&f);
+    cfg_program prog = { .nprocs = 1, .procs = &f.p };
+    est_freq ef = { .cfg = &prog, .procs = &f.fp };
+    opt_options o = { 0 };
+    opt_trace t;
+    cr_assert(opt_trace_make(&prog, &ef, &o, 256, 100000, &t));
+    cr_assert_eq(t.nblocks, 4);
+    uint64_t addr[4] = { 0x1000, 0x1020, 0x1040, 0x1060 };
+    uint32_t size[4] = { 16, 16, 16, 16 };
+    double apart = opt_trace_misses(&t, addr, size, 32, 256);
+    addr[2] = 0x3020;                 /* 8 KB after block 1: the same set */
+    double clash = opt_trace_misses(&t, addr, size, 32, 256);
+    /* scaled to the profile: 2002 line executions in all, nearly every
+     * one of blocks 1 and 2 a miss when they share the set */
+    cr_assert(apart >= 0 && apart < 20, "apart: %f", apart);
+    cr_assert(clash > 1800 && clash < 2100, "clash: %f", clash);
+    /* the same profile draws the same walk */
+    opt_trace t2;
+    cr_assert(opt_trace_make(&prog, &ef, &o, 256, 100000, &t2));
+    cr_assert_eq(t.n, t2.n);
+    cr_assert(!memcmp(t.v, t2.v, t.n * sizeof *t.v));
+    opt_trace_free(&t);
+    opt_trace_free(&t2);
+}
+
+/* Runs apart: a loop head 0 goes to 1 and back in run A, to 2 and back in
+ * run B (999 turns each), and 1 and 2 share a set.  Walked as one sum the
+ * two take turns at random and miss on about half the turns; walked run
+ * by run each keeps its line. */
+static void model_runs(fixture *f, double to1, double to2)
+{
+    init(f, 4);
+    f->bf[0] = 1000, f->bf[1] = to1, f->bf[2] = to2, f->bf[3] = 1;
+    edge(f, 0, 1, CFG_EDGE_TABLE, to1);
+    edge(f, 0, 2, CFG_EDGE_TABLE, to2);
+    edge(f, 0, 3, CFG_EDGE_TABLE, 1);
+    edge(f, 1, 0, CFG_EDGE_TAKEN, to1);
+    edge(f, 2, 0, CFG_EDGE_TAKEN, to2);
+    edge(f, 3, CFG_EXIT, CFG_EDGE_RETURN, 1);
+    finish(f);
+}
+
+Test(optimizer, icache_model_walks_runs_apart)
+{
+    fixture a, b, sum;
+    model_runs(&a, 999, 0);
+    model_runs(&b, 0, 999);
+    model_runs(&sum, 999, 999);
+    sum.bf[0] = 2000, sum.bf[3] = 2, sum.ef[2] = 2, sum.ef[5] = 2;
+    cfg_program prog = { .nprocs = 1, .procs = &a.p };
+    est_freq fa = { .cfg = &prog, .procs = &a.fp }, fb = { .cfg = &prog, .procs = &b.fp },
+             fs = { .cfg = &prog, .procs = &sum.fp };
+    const est_freq *runs[2] = { &fa, &fb };
+    uint64_t addr[4] = { 0x1000, 0x1020, 0x3020, 0x1060 };
+    uint32_t size[4] = { 16, 16, 16, 16 };
+    opt_options one = { 0 }, apart = { .runs = runs, .nruns = 2 };
+    opt_trace t1, t2;
+    cr_assert(opt_trace_make(&prog, &fs, &one, 256, 100000, &t1));
+    cr_assert(opt_trace_make(&prog, &fs, &apart, 256, 100000, &t2));
+    double m1 = opt_trace_misses(&t1, addr, size, 32, 256), m2 = opt_trace_misses(&t2, addr, size, 32, 256);
+    cr_assert(m1 > 800 && m1 < 1200, "one walk: %f", m1);
+    cr_assert(m2 < 20, "runs apart: %f", m2);
+    opt_trace_free(&t1);
+    opt_trace_free(&t2);
+}

@@ -189,6 +189,9 @@ static bool optimize(const image *img, const cfg_program *prog, const est_select
     o.shared_heat = prof.shared;
     o.jumps = prof.jumps;
     o.njumps = prof.njumps;
+    o.runs = (const est_freq *const *)prof.runs;
+    o.run_shared = (const double *const *)prof.run_shared;
+    o.nruns = prof.nruns;
     opt_result res;
     bool ok = opt_plan(prog, prof.freq, &o, pl, &res, err, errlen);
     if (ok && report) {

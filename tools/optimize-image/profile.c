@@ -236,7 +236,9 @@ bool oi_profile_exact(const cfg_program *cfg, const char *const *files, size_t n
     size_t cap = 0;
     out->freq = est_freq_new(cfg);
     out->shared = calloc(nsets, sizeof *out->shared);
-    if (!out->freq || !out->shared) {
+    out->runs = calloc(n + 1, sizeof *out->runs);
+    out->run_shared = calloc(n + 1, sizeof *out->run_shared);
+    if (!out->freq || !out->shared || !out->runs || !out->run_shared) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -261,23 +263,32 @@ bool oi_profile_exact(const cfg_program *cfg, const char *const *files, size_t n
             goto fail;
         }
         est_freq *f = est_freq_from_exact(cfg, ex, err, errlen);
-        bool ok = f && self;
+        double *rs = calloc(nsets, sizeof *rs);
+        bool ok = f && self && rs;
         if (ok) {
             est_freq_add(out->freq, f);
             ok = add_jumps(ex, self, &out->jumps, &out->njumps, &cap);
         }
+        if (ok) {
+            out->runs[out->nruns] = f;
+            out->run_shared[out->nruns++] = rs;
+        } else
+            free(rs);
         for (size_t k = 0; ok && k < ex->nimages; k++) {
             const profdb_exact_image *im = &ex->images[k];
             if (im == self || !strcmp(im->path, "-"))
                 continue;
             for (size_t r = 0; r < im->nruns; r++)
                 for (uint64_t l = im->runs[r].start / line;
-                     im->runs[r].end > im->runs[r].start && l <= (im->runs[r].end - 1) / line; l++)
+                     im->runs[r].end > im->runs[r].start && l <= (im->runs[r].end - 1) / line; l++) {
                     out->shared[l % nsets] += (double)im->runs[r].count;
+                    rs[l % nsets] += (double)im->runs[r].count;
+                }
         }
         if (f && !ok && !err[0])
             snprintf(err, errlen, "%s: out of memory", files[i]);
-        est_freq_free(f);
+        if (!ok)
+            est_freq_free(f);
         profdb_exact_free(ex);
         if (!ok)
             goto fail;
@@ -638,5 +649,11 @@ void oi_profile_free(oi_profile *p)
     est_freq_free(p->freq);
     free(p->shared);
     free(p->jumps);
+    for (size_t k = 0; k < p->nruns; k++) {
+        est_freq_free(p->runs[k]);
+        free(p->run_shared[k]);
+    }
+    free(p->runs);
+    free(p->run_shared);
     memset(p, 0, sizeof *p);
 }

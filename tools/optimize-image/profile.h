@@ -13,6 +13,12 @@ typedef struct oi_profile {
     double *shared;         /* [nsets] other images' executions per I-cache set */
     opt_jump *jumps;        /* each JMP/JSR's most frequent in-image target */
     size_t njumps;
+    /* Each run's own frequencies and shared heat, where the source keeps
+     * runs apart (each --exact file is one run): the I-cache model walks
+     * them one after the other. */
+    est_freq **runs;
+    double **run_shared;
+    size_t nruns;
 } oi_profile;
 
 /* Read files[0..n) (axp --exact) for the image of cfg.  False with a
