@@ -404,6 +404,26 @@ static void answer(cpod *d, const cpod_job *j, bool ok, const char *err, bool al
     }
 }
 
+/* What becomes of a generation whose merge failed as the daemon exits:
+ * after the pending file was written, everything not stored yet is in it
+ * (the next daemon's journal replay skips the generation and finishes it
+ * from there); before, the journals still hold it.  "LEAD N failed: ...". */
+static void exit_message(const cpod *d, const cpod_job *j, const char *lead, char *out, size_t size)
+{
+    char held[240], path[CPOD_PATH_MAX + 64];
+    if (j->pended) {
+        cpod_state_file(d, "pending", j->gen, path, sizeof path);
+        cpod_job_unstored(j, held, sizeof held);
+        cpod_msg(out, size, "%s %" PRIu64 " failed: %.400s (what it has not stored yet%s%s%s is kept in %s; "
+                 "the next cpod to start stores it)", lead, j->gen, j->err.msg, held[0] ? ", " : "", held,
+                 held[0] ? "," : "", path);
+    } else {
+        cpod_msg(out, size, "%s %" PRIu64 " failed: %.500s (no pending file was written: the journals keep "
+                 "its samples, values, stacks and ProfileMe records for the next cpod to start)", lead, j->gen,
+                 j->err.msg);
+    }
+}
+
 static void job_done(cpod *d, cpod_job *j)
 {
     d->running = NULL;
@@ -452,14 +472,9 @@ static void job_done(cpod *d, cpod_job *j)
             d->retry_wait = cap;
         d->retry_at = cpod_now_ms() + d->retry_wait;
         d->failures++;
-        char held[200];
         bool exiting = d->quitting && (d->quit_ticket == j->gen || !d->quit_ticket);
-        /* The pending file holds PC profiles only and the next daemon's
-         * journal replay skips its generation: the rest goes with us. */
-        if (exiting && j->pended && cpod_job_unstored(j, held, sizeof held))
-            cpod_msg(msg, sizeof msg, "merge generation %" PRIu64 " failed: %.500s (its PC profiles are kept "
-                     "for the next start; its %s are not stored and are lost as cpod exits)", j->gen, j->err.msg,
-                     held);
+        if (exiting)
+            exit_message(d, j, "merge generation", msg, sizeof msg);
         else
             cpod_msg(msg, sizeof msg, "merge generation %" PRIu64 " failed: %.700s (kept; retried in "
                      "%lld s, or at the next flush)", j->gen, j->err.msg, d->retry_wait / 1000);
@@ -653,8 +668,8 @@ static void read_signals(cpod *d, int sfd)
             cpod_log_reopen();
             cpod_log("SIGHUP: log reopened");
         } else if (d->quitting) {
-            cpod_log("%s again: exiting now; what is not merged stays in the journals "
-                     "for the next start", strsignal((int)si.ssi_signo));
+            cpod_log("%s again: exiting now; what is not merged stays in the journals and any "
+                     "pending file for the next start", strsignal((int)si.ssi_signo));
             _exit(1);
         } else {
             cpod_log("%s: flushing, then exiting", strsignal((int)si.ssi_signo));
@@ -800,11 +815,11 @@ int cpod_serve(cpod *d)
         housekeeping(d, &disabled_journals);
     }
     close(sfd);
-    char held[200];
-    if (d->retry && d->retry->pended && cpod_job_unstored(d->retry, held, sizeof held))
-        cpod_log("exiting with merge generation %" PRIu64 " unfinished: its PC profiles are kept in the "
-                 "pending file for the next start, but its %s are not stored and are LOST (the pending "
-                 "file holds PC profiles only): %.500s", d->retry->gen, held, d->retry->err.msg);
+    if (d->retry) {
+        char msg[1200];
+        exit_message(d, d->retry, "exiting with the merge of generation", msg, sizeof msg);
+        cpod_log("%s", msg);
+    }
     cpod_log("cpod exiting (status %d): %" PRIu64 " samples taken, %" PRIu64 " merged, %" PRIu64
              " unknown", d->exit_status, d->samples, d->merged, d->unknown);
     return d->exit_status;

@@ -200,9 +200,9 @@ void cpod_stackset_init(cpod_stackset *s);
 void cpod_stackset_free(cpod_stackset *s);
 /* Count one record, its frames mapped through procs.  false: out of memory. */
 bool cpod_stacks_add(cpod_stackset *s, cpod_procs *procs, const char *event, const drv_stack_rec *r);
-/* Merge every group into db; the groups stored leave s.  false with err
- * set when some could not be stored (they stay in s). */
-bool cpod_stacks_merge(cpod_stackset *s, profdb *db, const char *host, profdb_error *err);
+/* Merge every group into db; the groups stored leave s (*done counts
+ * them).  false with err set when some could not be stored (they stay in s). */
+bool cpod_stacks_merge(cpod_stackset *s, profdb *db, const char *host, size_t *done, profdb_error *err);
 /* The stacks (with their counts) still in s: not stored yet. */
 uint64_t cpod_stacks_held(const cpod_stackset *s);
 
@@ -253,6 +253,41 @@ bool cpod_journal_append(cpod_journal *j, const cpod_jrec *r);
  * from tail_from on. */
 bool cpod_journal_compact(cpod_journal *j, const cpod_buf *head, uint64_t tail_from);
 void cpod_journal_close(cpod_journal *j);
+
+/* ---- the pending file's fields (cpod_journal.c, cpod_pending.c) ----------- */
+
+/* Fields in host byte order, and a
+ * reader that stops at the end of its bytes (ok goes false, reads give 0). */
+bool cpod_put(cpod_buf *b, const void *p, size_t n);
+bool cpod_put32(cpod_buf *b, uint32_t v);
+bool cpod_put64(cpod_buf *b, uint64_t v);
+typedef struct cpod_rd {
+    const uint8_t *p, *end;
+    bool ok;
+} cpod_rd;
+const uint8_t *cpod_get(cpod_rd *r, size_t n);
+uint32_t cpod_get32(cpod_rd *r);
+uint64_t cpod_get64(cpod_rd *r);
+/* n bytes of r as a string (malloc'd; NULL and r->ok false if short). */
+char *cpod_getstr(cpod_rd *r, size_t n);
+
+/* What a target file of a merge (a value, ProfileMe or stack file) held
+ * before the merge, kept in the pending file: whoever finishes the merge
+ * after a stop reads the file's total again to tell whether the input
+ * landed (cpod_pending.c). */
+typedef struct cpod_land {
+    uint64_t pre;          /* its total then; 0 when absent or damaged */
+    bool known;            /* false: it could not be read then */
+} cpod_land;
+
+/* Before a merge: what the target holds, from a read that gave total (ok)
+ * or failed with err. */
+void cpod_land_before(cpod_land *l, bool ok, uint64_t total, const profdb_error *err);
+/* After a stop: has an input of total samples landed in the target, which
+ * a read now finds holding now (ok) or fails on (err)?  what names the
+ * target in a log line when its total makes no sense. */
+bool cpod_land_arrived(const cpod_land *l, bool ok, uint64_t now, const profdb_error *err, uint64_t total,
+                       const char *what, const char *epoch);
 
 /* ---- regions (cpod_region.c) ----------------------------------------------- */
 
@@ -312,6 +347,7 @@ typedef struct cpod_vimg {
     profdb_vlist *v;
     size_t n, cap;
     bool stored;           /* merged into the database by this job */
+    cpod_land land;
 } cpod_vimg;
 
 typedef struct cpod_vslot {
@@ -329,8 +365,16 @@ typedef struct cpod_vset {
 } cpod_vset;
 
 void cpod_vset_free(cpod_vset *s);
-/* Merge the set's images not yet stored; false with err at the first that fails. */
-bool cpod_values_store(cpod *d, cpod_vset *s, profdb_error *err);
+/* Merge the set's images not yet stored (*done counts them); false with
+ * err at the first that fails. */
+bool cpod_values_store(cpod *d, cpod_vset *s, size_t *done, profdb_error *err);
+/* Before a merge into epoch (before): note what each image's value
+ * profile holds.  After a stop (!before): mark stored the images whose
+ * lists are in; how many. */
+size_t cpod_values_land(cpod *d, cpod_vset *s, const char *epoch, bool before);
+/* The set's lists into b / back from r (false with why when damaged). */
+bool cpod_values_save(cpod_vset *s, cpod_buf *b);
+bool cpod_values_load(cpod_vset *s, cpod_rd *r, char *why, size_t why_size);
 
 /* Value records of region r into the live lists (after cpod_region.c has
  * journalled them). */
@@ -348,6 +392,7 @@ typedef struct cpod_pmimg {
     uint32_t *slot;        /* open addressing by offset: index + 1, 0 empty */
     size_t cslot;
     bool stored;           /* merged into the database by this job */
+    cpod_land land;
 } cpod_pmimg;
 
 typedef struct cpod_pmset {
@@ -359,8 +404,14 @@ typedef struct cpod_pmset {
 void cpod_pmset_free(cpod_pmset *s);
 /* One ProfileMe record of pid (a stack-ring record of event DRV_PM_EVENT). */
 void cpod_pm_add(cpod_pmset *s, cpod_procs *procs, const drv_stack_rec *r);
-/* Merge the set's images not yet stored; false with err at the first that fails. */
-bool cpod_pm_store(cpod *d, cpod_pmset *s, profdb_error *err);
+/* Merge the set's images not yet stored (*done counts them); false with
+ * err at the first that fails. */
+bool cpod_pm_store(cpod *d, cpod_pmset *s, size_t *done, profdb_error *err);
+/* As cpod_values_land, _save, _load for ProfileMe entries (no entry is
+ * added once saved: the slots are not kept). */
+size_t cpod_pm_land(cpod *d, cpod_pmset *s, const char *epoch, bool before);
+bool cpod_pm_save(cpod_pmset *s, cpod_buf *b);
+bool cpod_pm_load(cpod_pmset *s, cpod_rd *r, char *why, size_t why_size);
 
 /* NULL with *busy set when another consumer holds it (try again later). */
 cpod_region *cpod_region_attach(cpod *d, const char *name, bool *busy, char *msg, size_t msg_size);
@@ -395,10 +446,12 @@ typedef struct cpod_pin {
     cpod_prof *prof;
 } cpod_pin;
 
-/* A merge generation's profiles.  Before the first profile is written the
- * whole job goes to STATE/pending-GEN with every target profile's stored
- * total: a daemon killed half way is succeeded by one that reads the
- * totals again and merges exactly the profiles that did not get in. */
+/* A merge generation: its profiles, value lists, ProfileMe entries and
+ * stacks.  Before the first file is written the whole job goes to
+ * STATE/pending-GEN with every target file's stored total: a daemon
+ * stopped half way (killed, or exiting while the database refuses the
+ * merge) is succeeded by one that reads the totals again and merges
+ * exactly what did not get in. */
 typedef struct cpod_job {
     uint64_t gen;
     bool new_epoch;        /* then start a new epoch */
@@ -407,7 +460,7 @@ typedef struct cpod_job {
     cpod_pin *pins;
     size_t n;
     uint64_t samples, unknown;
-    cpod_stackset stk;     /* the generation's stacks (not journalled) */
+    cpod_stackset stk;     /* the generation's stacks */
     char epoch[PROFDB_EPOCH_MAX];
     /* results */
     bool ok;
@@ -417,12 +470,24 @@ typedef struct cpod_job {
     double seconds;
     cpod_vset *values;     /* the generation's value lists, or NULL */
     cpod_pmset *pm;        /* the generation's ProfileMe entries, or NULL */
+    size_t files_merged, files_found;   /* value, ProfileMe and stack files, as merged, skipped */
 } cpod_job;
 
 void cpod_job_free(cpod_job *j);
-/* What of j's stacks, value lists and ProfileMe entries is not stored
- * yet, as text for a message ("" when all is); its length. */
+/* What of j is not stored yet (profiles, stacks, value lists, ProfileMe
+ * entries), as text for a message ("" when all is); its length. */
 size_t cpod_job_unstored(const cpod_job *j, char *out, size_t size);
+/* STATE/NAME-GEN (gen 0: STATE/NAME). */
+void cpod_state_file(const cpod *d, const char *name, uint64_t gen, char *out, size_t size);
+/* The pending file (cpod_pending.c): the whole job, written whole or not
+ * at all; read back, or NULL with why when damaged. */
+bool cpod_pending_write(cpod *d, cpod_job *j, profdb_error *err);
+cpod_job *cpod_pending_read(const char *path, char *msg, size_t msg_size);
+/* As cpod_values_land, _save, _load for stacks: the groups found stored
+ * leave s. */
+size_t cpod_stacks_land(cpod *d, cpod_stackset *s, const char *epoch, bool before);
+bool cpod_stacks_save(const cpod_stackset *s, cpod_buf *b);
+bool cpod_stacks_load(cpod_stackset *s, cpod_rd *r, char *why, size_t why_size);
 /* Run job (on the merge thread, or at start-up). */
 void cpod_merge_run(cpod *d, cpod_job *job);
 void *cpod_merge_thread(void *arg);

@@ -72,6 +72,17 @@ static uint8_t *reserve(cpod_buf *b, size_t n)
     return r;
 }
 
+bool cpod_put(cpod_buf *b, const void *p, size_t n)
+{
+    uint8_t *q = n ? reserve(b, n) : NULL;
+    if (q)
+        memcpy(q, p, n);
+    return q || !n;
+}
+
+bool cpod_put32(cpod_buf *b, uint32_t v) { return cpod_put(b, &v, 4); }
+bool cpod_put64(cpod_buf *b, uint64_t v) { return cpod_put(b, &v, 8); }
+
 static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }

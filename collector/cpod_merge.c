@@ -1,24 +1,30 @@
 /*
- * collector/cpod_merge.c: merging a generation's profiles into the
- * database, exactly once even when the daemon is killed half way.
+ * collector/cpod_merge.c: merging a generation into the database (its
+ * profiles, then its value lists, ProfileMe entries and stacks), exactly
+ * once even when the daemon is killed half way or exits with the merge
+ * refused.
  *
- * profdb_merge makes each profile's update atomic, but a generation spans
- * many profiles.  Before writing any, the job is saved whole in
- * STATE/pending-GEN together with the total each target profile holds
- * now (pre).  Whoever finishes the job later (this thread after an error,
- * or the next daemon after a kill) reads the totals again: a profile
- * holding pre has not received its input, one holding pre + the input's
- * total has.  When every input is in, STATE/merged records the generation
- * and the pending file goes; the journals then drop that generation.
+ * profdb makes each file's update atomic, but a generation spans many
+ * files.  Before writing any, the job is saved whole in STATE/pending-GEN
+ * (cpod_pending.c) together with the total each target file holds now
+ * (pre): samples for a profile and a stack file, value samples for a
+ * value profile, records for a ProfileMe profile, each an exact count that
+ * a merge adds to.  Whoever finishes the job later (this thread after an
+ * error, or the next daemon after a kill or an exit) reads the totals
+ * again: a file holding pre has not received its input, one holding pre +
+ * the input's total has.  When every input is in, STATE/merged records the
+ * generation and the pending file goes; the journals then drop that
+ * generation (the next daemon's replay skips it while the file is there).
  *
- * Only this daemon writes its host's profiles, so the totals move only by
- * our own merges.  (A profile found damaged and set aside by profdb starts
+ * Only this daemon writes its host's files, so the totals move only by
+ * our own merges.  (A file found damaged and set aside by profdb starts
  * again from zero; its pre was read as zero too, so the rule holds.)
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +33,6 @@
 
 #include "common/hash.h"
 #include "collector/cpod_internal.h"
-
-#define PMAGIC "cpod-pending 1\n"
-#define PMAGIC_LEN 16u
 
 void cpod_job_free(cpod_job *j)
 {
@@ -54,9 +57,27 @@ void cpod_job_free(cpod_job *j)
     free(j);
 }
 
+/* Appends ", " (unless first) and the formatted text to out, which holds *n
+ * characters, without passing size. */
+static void part(char *out, size_t size, size_t *n, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void part(char *out, size_t size, size_t *n, const char *fmt, ...)
+{
+    if (*n + 2 >= size)
+        return;
+    if (*n)
+        *n += (size_t)snprintf(out + *n, size - *n, ", ");
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(out + *n, size - *n, fmt, ap);
+    va_end(ap);
+    *n = k < 0 ? *n : *n + (size_t)k < size ? *n + (size_t)k : size - 1;
+}
+
 size_t cpod_job_unstored(const cpod_job *j, char *out, size_t size)
 {
-    size_t lists = 0, vi = 0, entries = 0, pi = 0;
+    size_t profiles = 0, lists = 0, vi = 0, entries = 0, pi = 0, n = 0;
+    for (size_t i = 0; i < j->n; i++)
+        profiles += !j->pins[i].stored;
     for (size_t i = 0; j->values && i < j->values->nimg; i++)
         if (!j->values->img[i].stored && j->values->img[i].n) {
             lists += j->values->img[i].n;
@@ -69,11 +90,15 @@ size_t cpod_job_unstored(const cpod_job *j, char *out, size_t size)
         }
     uint64_t stacks = cpod_stacks_held(&j->stk);
     out[0] = '\0';
-    if (!lists && !entries && !stacks)
-        return 0;
-    int n = snprintf(out, size, "%" PRIu64 " stacks, %zu value lists of %zu images, %zu ProfileMe entries of %zu images",
-                     stacks, lists, vi, entries, pi);
-    return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
+    if (profiles)
+        part(out, size, &n, "%zu profiles", profiles);
+    if (stacks)
+        part(out, size, &n, "%" PRIu64 " stacks", stacks);
+    if (lists)
+        part(out, size, &n, "%zu value lists of %zu images", lists, vi);
+    if (entries)
+        part(out, size, &n, "%zu ProfileMe entries of %zu images", entries, pi);
+    return n;
 }
 
 static double now_s(void)
@@ -83,209 +108,12 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void state_file(const cpod *d, const char *name, uint64_t gen, char *out, size_t size)
+void cpod_state_file(const cpod *d, const char *name, uint64_t gen, char *out, size_t size)
 {
     if (gen)
         snprintf(out, size, "%s/%s-%" PRIu64, d->state, name, gen);
     else
         snprintf(out, size, "%s/%s", d->state, name);
-}
-
-/* ---- the pending file ---------------------------------------------------------- */
-
-typedef struct writer {
-    FILE *f;
-    uint64_t h;
-} writer;
-
-static void wr(writer *w, const void *p, size_t n)
-{
-    w->h = fnv1a(w->h, p, n);
-    fwrite(p, 1, n, w->f);
-}
-
-static void wr64(writer *w, uint64_t v) { wr(w, &v, 8); }
-static void wr32(writer *w, uint32_t v) { wr(w, &v, 4); }
-
-/* Write path via a temporary renamed into place, so the file is whole or
- * absent. */
-static bool write_pending(cpod *d, const cpod_job *j, profdb_error *err)
-{
-    char path[CPOD_PATH_MAX + 64], tmp[CPOD_PATH_MAX + 80];
-    state_file(d, "pending", j->gen, path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s/.pending-%" PRIu64 ".tmp", d->state, j->gen);
-    writer w = { fopen(tmp, "we"), FNV1A_INIT };
-    if (!w.f)
-        goto fail;
-    char epoch[PROFDB_EPOCH_MAX] = { 0 }, host[PROFDB_MAX_NAME + 1] = { 0 };
-    snprintf(epoch, sizeof epoch, "%s", j->epoch);
-    snprintf(host, sizeof host, "%s", d->host);
-    wr(&w, PMAGIC, PMAGIC_LEN);
-    wr64(&w, j->gen);
-    wr(&w, epoch, sizeof epoch);
-    wr(&w, host, sizeof host);
-    wr64(&w, j->n);
-    wr64(&w, j->samples);
-    wr64(&w, j->unknown);
-    for (size_t i = 0; i < j->n; i++) {
-        const cpod_pin *p = &j->pins[i];
-        wr32(&w, (uint32_t)strlen(p->path));
-        wr32(&w, (uint32_t)strlen(p->event));
-        wr32(&w, (uint32_t)p->bidlen);
-        wr32(&w, 0);
-        wr(&w, &p->period, 8);
-        wr64(&w, p->total);
-        wr64(&w, p->pre);
-        wr64(&w, p->n);
-        wr(&w, p->path, strlen(p->path));
-        wr(&w, p->event, strlen(p->event));
-        wr(&w, p->bid, p->bidlen);
-        wr(&w, p->e, p->n * sizeof *p->e);
-    }
-    uint64_t h = w.h;
-    fwrite(&h, 1, 8, w.f);
-    if (fflush(w.f) != 0 || ferror(w.f)) {
-        fclose(w.f);
-        goto fail;
-    }
-    if (fclose(w.f) != 0 || rename(tmp, path) != 0)
-        goto fail;
-    return true;
-fail:
-    cpod_msg(err->msg, sizeof err->msg, "%s: cannot write: %s", path, strerror(errno));
-    err->code = PROFDB_EIO;
-    unlink(tmp);
-    return false;
-}
-
-typedef struct reader {
-    const uint8_t *p, *end;
-    bool ok;
-} reader;
-
-static const uint8_t *rd(reader *r, size_t n)
-{
-    if (!r->ok || (size_t)(r->end - r->p) < n) {
-        r->ok = false;
-        return NULL;
-    }
-    const uint8_t *q = r->p;
-    r->p += n;
-    return q;
-}
-
-static uint64_t rd64(reader *r)
-{
-    uint64_t v = 0;
-    const uint8_t *q = rd(r, 8);
-    if (q)
-        memcpy(&v, q, 8);
-    return v;
-}
-
-static uint32_t rd32(reader *r)
-{
-    uint32_t v = 0;
-    const uint8_t *q = rd(r, 4);
-    if (q)
-        memcpy(&v, q, 4);
-    return v;
-}
-
-static char *rdstr(reader *r, size_t n)
-{
-    const uint8_t *q = rd(r, n);
-    char *s = q ? malloc(n + 1) : NULL;
-    if (s) {
-        memcpy(s, q, n);
-        s[n] = '\0';
-    } else {
-        r->ok = false;
-    }
-    return s;
-}
-
-static cpod_job *read_pending(const char *path, char *msg, size_t msg_size)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    uint8_t *buf = NULL;
-    off_t size = fd >= 0 ? lseek(fd, 0, SEEK_END) : -1;
-    if (size < 0 || !(buf = malloc(size ? (size_t)size : 1)) ||
-        pread(fd, buf, (size_t)size, 0) != size) {
-        cpod_msg(msg, msg_size, "%s: cannot read: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        free(buf);
-        return NULL;
-    }
-    close(fd);
-    uint64_t h = FNV1A_INIT, want = 0;
-    if (size >= PMAGIC_LEN + 8) {
-        h = fnv1a(h, buf, (size_t)size - 8);
-        memcpy(&want, buf + size - 8, 8);
-    }
-    cpod_job *j = calloc(1, sizeof *j);
-    reader r = { buf, buf + (size >= 8 ? size - 8 : 0), true };
-    const uint8_t *magic = rd(&r, PMAGIC_LEN);
-    if (!j || !magic || memcmp(magic, PMAGIC, PMAGIC_LEN) || h != want) {
-        cpod_msg(msg, msg_size, "%s: damaged (bad magic or checksum)", path);
-        goto bad;
-    }
-    j->gen = rd64(&r);
-    const uint8_t *ep = rd(&r, PROFDB_EPOCH_MAX);
-    rd(&r, PROFDB_MAX_NAME + 1);   /* the host: ours, by the directory */
-    uint64_t n = rd64(&r);
-    j->samples = rd64(&r);
-    j->unknown = rd64(&r);
-    if (!r.ok || n > (uint64_t)size / 48) {
-        cpod_msg(msg, msg_size, "%s: damaged header", path);
-        goto bad;
-    }
-    memcpy(j->epoch, ep, PROFDB_EPOCH_MAX);
-    j->epoch[PROFDB_EPOCH_MAX - 1] = '\0';
-    if (!(j->pins = calloc(n ? n : 1, sizeof *j->pins))) {
-        cpod_msg(msg, msg_size, "%s: out of memory", path);
-        goto bad;
-    }
-    for (; j->n < n && r.ok; j->n++) {
-        cpod_pin *p = &j->pins[j->n];
-        uint32_t pl = rd32(&r), el = rd32(&r), bl = rd32(&r);
-        rd32(&r);
-        const uint8_t *per = rd(&r, 8);
-        if (per)
-            memcpy(&p->period, per, 8);
-        p->total = rd64(&r);
-        p->pre = rd64(&r);
-        p->n = rd64(&r);
-        if (!r.ok || bl > PROFDB_MAX_BUILD_ID || pl > PROFDB_MAX_PATH || el > 2 * PROFDB_MAX_NAME ||
-            p->n > (uint64_t)(r.end - r.p) / sizeof *p->e) {
-            r.ok = false;
-            break;
-        }
-        p->path = rdstr(&r, pl);
-        p->event = rdstr(&r, el);
-        const uint8_t *bid = rd(&r, bl);
-        if (bid)
-            memcpy(p->bid, bid, bl);
-        p->bidlen = bl;
-        const uint8_t *e = rd(&r, p->n * sizeof *p->e);
-        if (e && (p->e = malloc((p->n ? p->n : 1) * sizeof *p->e)))
-            memcpy(p->e, e, p->n * sizeof *p->e);
-        else
-            r.ok = false;
-    }
-    if (!r.ok || r.p != r.end) {
-        cpod_msg(msg, msg_size, "%s: damaged profile list", path);
-        goto bad;
-    }
-    free(buf);
-    j->pended = true;
-    j->retry = true;
-    return j;
-bad:
-    free(buf);
-    cpod_job_free(j);
-    return NULL;
 }
 
 /* ---- stored totals ----------------------------------------------------------------- */
@@ -351,7 +179,7 @@ static void free_totals(totals *t)
 static bool write_merged(cpod *d, uint64_t gen)
 {
     char path[CPOD_PATH_MAX + 16], tmp[CPOD_PATH_MAX + 32];
-    state_file(d, "merged", 0, path, sizeof path);
+    cpod_state_file(d, "merged", 0, path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s/.merged.tmp", d->state);
     FILE *f = fopen(tmp, "we");
     bool ok = f && fprintf(f, "%" PRIu64 "\n", gen) > 0;
@@ -365,6 +193,114 @@ static bool write_merged(cpod *d, uint64_t gen)
     return true;
 }
 
+/* A new job: build its profiles' entries, note what every target file
+ * holds, and save it all in the pending file before writing any. */
+static bool prepare(cpod *d, cpod_job *j, profdb_error *err)
+{
+    for (size_t i = 0; i < j->n; i++) {
+        cpod_pin *p = &j->pins[i];
+        if (!p->prof)
+            continue;   /* built by an earlier attempt */
+        if (!(p->e = cpod_prof_entries(p->prof))) {
+            err->code = PROFDB_ENOMEM;
+            cpod_msg(err->msg, sizeof err->msg, "out of memory building profiles");
+            return false;
+        }
+        p->n = p->prof->n;
+        cpod_prof_free(p->prof, NULL);
+        p->prof = NULL;
+    }
+    if (!profdb_current_epoch(d->db, j->epoch, err)) {
+        if (err->code != PROFDB_ENOENT || !profdb_new_epoch(d->db, j->epoch, err))
+            return false;
+        cpod_log("started epoch %s", j->epoch);
+    }
+    totals t;
+    if (!load_totals(d, j->epoch, &t, err))
+        return false;
+    for (size_t i = 0; i < j->n; i++)
+        j->pins[i].pre = stored_total(&t, &j->pins[i]);
+    free_totals(&t);
+    if (j->values)
+        cpod_values_land(d, j->values, j->epoch, true);
+    if (j->pm)
+        cpod_pm_land(d, j->pm, j->epoch, true);
+    cpod_stacks_land(d, &j->stk, j->epoch, true);
+    if (!cpod_pending_write(d, j, err))
+        return false;
+    j->pended = true;
+    return true;
+}
+
+/* A job tried before (by this daemon or a stopped one): mark what is in
+ * the database already, by the totals its files hold now. */
+static bool settle(cpod *d, cpod_job *j, profdb_error *err)
+{
+    totals t;
+    if (!load_totals(d, j->epoch, &t, err))
+        return false;
+    for (size_t i = 0; i < j->n; i++) {
+        cpod_pin *p = &j->pins[i];
+        if (p->stored)
+            continue;
+        uint64_t now = stored_total(&t, p);
+        if (now == p->pre)
+            continue;
+        if (now != p->pre + p->total) {
+            char key[PROFDB_KEY_MAX];
+            cpod_log("%s.%s in epoch %s holds %" PRIu64 " samples, neither %" PRIu64
+                     " (before this merge) nor %" PRIu64 " (after it); not merging it again",
+                     profdb_key(p->bid, p->bidlen, p->path, key), p->event, j->epoch,
+                     now, p->pre, p->pre + p->total);
+        }
+        p->stored = true;
+        j->skipped++;
+    }
+    free_totals(&t);
+    if (j->values)
+        j->files_found += cpod_values_land(d, j->values, j->epoch, false);
+    if (j->pm)
+        j->files_found += cpod_pm_land(d, j->pm, j->epoch, false);
+    j->files_found += cpod_stacks_land(d, &j->stk, j->epoch, false);
+    return true;
+}
+
+/* The profiles not stored yet, in one profdb_merge. */
+static bool store_profiles(cpod *d, cpod_job *j, profdb_error *err)
+{
+    size_t need = 0;
+    for (size_t i = 0; i < j->n; i++)
+        need += !j->pins[i].stored;
+    if (!need)
+        return true;
+    profdb_input *in = calloc(need, sizeof *in);
+    size_t *at = calloc(need, sizeof *at);
+    if (!in || !at) {
+        free(in);
+        free(at);
+        err->code = PROFDB_ENOMEM;
+        cpod_msg(err->msg, sizeof err->msg, "out of memory");
+        return false;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < j->n; i++) {
+        cpod_pin *p = &j->pins[i];
+        if (p->stored)
+            continue;
+        in[k] = (profdb_input){ .path = p->path, .build_id = p->bid, .build_id_len = p->bidlen,
+                                .event = p->event, .mean_period = p->period, .host = d->host,
+                                .samples = p->e, .nsamples = p->n };
+        at[k++] = i;
+    }
+    size_t done = profdb_merge(d->db, in, need, err);
+    for (size_t q = 0; q < done; q++)
+        j->pins[at[q]].stored = true;
+    j->merged = done;
+    free(in);
+    free(at);
+    return done == need;
+}
+
 void cpod_merge_run(cpod *d, cpod_job *j)
 {
     double t0 = now_s();
@@ -372,101 +308,19 @@ void cpod_merge_run(cpod *d, cpod_job *j)
     j->ok = false;
     j->merged = j->skipped = 0;
     j->new_epoch_name[0] = '\0';
-    totals t = { 0 };
-    if (!j->pended) {
-        for (size_t i = 0; i < j->n; i++) {
-            cpod_pin *p = &j->pins[i];
-            if (!p->prof)
-                continue;   /* built by an earlier attempt */
-            if (!(p->e = cpod_prof_entries(p->prof))) {
-                err.code = PROFDB_ENOMEM;
-                cpod_msg(err.msg, sizeof err.msg, "out of memory building profiles");
-                goto out;
-            }
-            p->n = p->prof->n;
-            cpod_prof_free(p->prof, NULL);
-            p->prof = NULL;
-        }
-        if (!profdb_current_epoch(d->db, j->epoch, &err)) {
-            if (err.code != PROFDB_ENOENT || !profdb_new_epoch(d->db, j->epoch, &err))
-                goto out;
-            cpod_log("started epoch %s", j->epoch);
-        }
-        if (!load_totals(d, j->epoch, &t, &err))
-            goto out;
-        for (size_t i = 0; i < j->n; i++)
-            j->pins[i].pre = stored_total(&t, &j->pins[i]);
-        free_totals(&t);
-        memset(&t, 0, sizeof t);
-        if (!write_pending(d, j, &err))
-            goto out;
-        j->pended = true;
-    } else {
-        if (!load_totals(d, j->epoch, &t, &err))
-            goto out;
-        for (size_t i = 0; i < j->n; i++) {
-            cpod_pin *p = &j->pins[i];
-            if (p->stored)
-                continue;
-            uint64_t now = stored_total(&t, p);
-            if (now == p->pre)
-                continue;
-            if (now != p->pre + p->total) {
-                char key[PROFDB_KEY_MAX];
-                cpod_log("%s.%s in epoch %s holds %" PRIu64 " samples, neither %" PRIu64
-                         " (before this merge) nor %" PRIu64 " (after it); not merging it again",
-                         profdb_key(p->bid, p->bidlen, p->path, key), p->event, j->epoch,
-                         now, p->pre, p->pre + p->total);
-            }
-            p->stored = true;
-            j->skipped++;
-        }
-        free_totals(&t);
-        memset(&t, 0, sizeof t);
-    }
-    size_t need = 0;
-    for (size_t i = 0; i < j->n; i++)
-        need += !j->pins[i].stored;
-    if (need) {
-        profdb_input *in = calloc(need, sizeof *in);
-        size_t *at = calloc(need, sizeof *at);
-        if (!in || !at) {
-            free(in);
-            free(at);
-            err.code = PROFDB_ENOMEM;
-            cpod_msg(err.msg, sizeof err.msg, "out of memory");
-            goto out;
-        }
-        size_t k = 0;
-        for (size_t i = 0; i < j->n; i++) {
-            cpod_pin *p = &j->pins[i];
-            if (p->stored)
-                continue;
-            in[k] = (profdb_input){ .path = p->path, .build_id = p->bid, .build_id_len = p->bidlen,
-                                    .event = p->event, .mean_period = p->period, .host = d->host,
-                                    .samples = p->e, .nsamples = p->n };
-            at[k++] = i;
-        }
-        size_t done = profdb_merge(d->db, in, need, &err);
-        for (size_t q = 0; q < done; q++)
-            j->pins[at[q]].stored = true;
-        j->merged = done;
-        free(in);
-        free(at);
-        if (done < need)
-            goto out;
-    }
-    if (j->values && !cpod_values_store(d, j->values, &err))
+    if (!(j->pended ? settle(d, j, &err) : prepare(d, j, &err)) || !store_profiles(d, j, &err))
         goto out;
-    if (j->pm && !cpod_pm_store(d, j->pm, &err))
+    /* After the profiles, each kind in turn; what got in is marked (the
+     * stacks stored leave the set), so a retry merges only the rest. */
+    if (j->values && !cpod_values_store(d, j->values, &j->files_merged, &err))
         goto out;
-    /* Stacks after the profiles: not journalled, so a retry after a
-     * failure finds here only the groups not stored yet. */
-    if (!cpod_stacks_merge(&j->stk, d->db, d->host, &err))
+    if (j->pm && !cpod_pm_store(d, j->pm, &j->files_merged, &err))
+        goto out;
+    if (!cpod_stacks_merge(&j->stk, d->db, d->host, &j->files_merged, &err))
         goto out;
     if (write_merged(d, j->gen)) {
         char path[CPOD_PATH_MAX + 64];
-        state_file(d, "pending", j->gen, path, sizeof path);
+        cpod_state_file(d, "pending", j->gen, path, sizeof path);
         unlink(path);
     }
     j->ok = true;
@@ -513,7 +367,7 @@ bool cpod_merge_recover(cpod *d, char *msg, size_t msg_size)
 {
     char path[CPOD_PATH_MAX + 64];
     uint64_t merged = 0;
-    state_file(d, "merged", 0, path, sizeof path);
+    cpod_state_file(d, "merged", 0, path, sizeof path);
     FILE *f = fopen(path, "re");
     if (f) {
         if (fscanf(f, "%" SCNu64, &merged) != 1) {
@@ -555,19 +409,19 @@ bool cpod_merge_recover(cpod *d, char *msg, size_t msg_size)
         qsort(gens, n, sizeof *gens, cmp_u64);
     uint64_t covered = merged;
     for (size_t i = 0; i < n; i++) {
-        state_file(d, "pending", gens[i], path, sizeof path);
+        cpod_state_file(d, "pending", gens[i], path, sizeof path);
         if (gens[i] <= merged) {
             unlink(path);   /* merged; the daemon died before removing it */
             continue;
         }
         char why[512];
-        cpod_job *j = read_pending(path, why, sizeof why);
+        cpod_job *j = cpod_pending_read(path, why, sizeof why);
         if (!j) {
             char aside[CPOD_PATH_MAX + 80];
             snprintf(aside, sizeof aside, "%s.damaged", path);
             rename(path, aside);
-            cpod_log("%s; set aside as %s: its samples are replayed from the journals, and "
-                     "profiles it had already reached may count them twice", why, aside);
+            cpod_log("%s; set aside as %s: its samples, values, stacks and ProfileMe records are replayed "
+                     "from the journals, and files it had already reached may count them twice", why, aside);
             continue;
         }
         if (j->gen != gens[i]) {
@@ -585,7 +439,9 @@ bool cpod_merge_recover(cpod *d, char *msg, size_t msg_size)
         cpod_merge_run(d, j);
         if (j->ok) {
             cpod_log("finished the merge of generation %" PRIu64 " left by a stopped daemon: %zu "
-                     "profiles merged now, %zu found already merged", j->gen, j->merged, j->skipped);
+                     "profiles merged now, %zu found already merged; value, ProfileMe and stack files: "
+                     "%zu merged now, %zu found already merged", j->gen, j->merged, j->skipped,
+                     j->files_merged, j->files_found);
             merged = j->gen;
             cpod_job_free(j);
         } else {

@@ -160,7 +160,7 @@ void cpod_pm_add(cpod_pmset *s, cpod_procs *procs, const drv_stack_rec *rec)
     count(e, &r);
 }
 
-bool cpod_pm_store(cpod *d, cpod_pmset *s, profdb_error *err)
+bool cpod_pm_store(cpod *d, cpod_pmset *s, size_t *done, profdb_error *err)
 {
     for (size_t i = 0; i < s->nimg; i++) {
         cpod_pmimg *g = &s->img[i];
@@ -169,6 +169,104 @@ bool cpod_pm_store(cpod *d, cpod_pmset *s, profdb_error *err)
         if (!profdb_pm_merge(d->db, d->host, g->key, g->e, g->n, err))
             return false;
         g->stored = true;
+        ++*done;
+    }
+    return true;
+}
+
+/* ---- the pending file (cpod_pending.c) ------------------------------------------ */
+
+/* Records: exact, and what a merge adds to a file's. */
+static uint64_t samples(const profdb_pm *e, size_t n)
+{
+    uint64_t t = 0;
+    for (size_t i = 0; i < n; i++)
+        t += e[i].c[PDPM_SAMPLES];
+    return t;
+}
+
+size_t cpod_pm_land(cpod *d, cpod_pmset *s, const char *epoch, bool before)
+{
+    size_t found = 0;
+    for (size_t i = 0; i < s->nimg; i++) {
+        cpod_pmimg *g = &s->img[i];
+        if (g->stored || !g->n)
+            continue;
+        profdb_pm *e = NULL;
+        size_t n = 0;
+        profdb_error err = { 0 };
+        bool ok = profdb_pm_sum(d->db, epoch, d->host, g->key, &e, &n, &err);
+        uint64_t now = ok ? samples(e, n) : 0;
+        free(e);
+        char what[PROFDB_KEY_MAX + 16];
+        snprintf(what, sizeof what, "%s%s", g->key, PROFDB_PM_SUFFIX);
+        if (before)
+            cpod_land_before(&g->land, ok, now, &err);
+        else if (cpod_land_arrived(&g->land, ok, now, &err, samples(g->e, g->n), what, epoch)) {
+            g->stored = true;
+            found++;
+        }
+    }
+    return found;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const profdb_pm *x = a, *y = b;
+    return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* As cpod_values_save: per image key length, whether its pre is known,
+ * pre, the entries' bytes (profdb's file encoding), the key, the bytes. */
+bool cpod_pm_save(cpod_pmset *s, cpod_buf *b)
+{
+    bool ok = cpod_put64(b, s->nimg);
+    for (size_t i = 0; ok && i < s->nimg; i++) {
+        cpod_pmimg *g = &s->img[i];
+        uint8_t *data = NULL;
+        size_t size = 0;
+        profdb_error err;
+        /* sorted for the encoding: the slots go stale, but no entry is
+         * added once the job has the set */
+        qsort(g->e, g->n, sizeof *g->e, cmp_entry);
+        free(g->slot);
+        g->slot = NULL;
+        g->cslot = 0;
+        ok = profdb_pm_encode(g->e, g->n, &data, &size, &err) && cpod_put32(b, (uint32_t)strlen(g->key)) &&
+             cpod_put32(b, g->land.known) && cpod_put64(b, g->land.pre) && cpod_put64(b, size) &&
+             cpod_put(b, g->key, strlen(g->key)) && cpod_put(b, data, size);
+        free(data);
+    }
+    return ok;
+}
+
+bool cpod_pm_load(cpod_pmset *s, cpod_rd *r, char *why, size_t why_size)
+{
+    uint64_t n = cpod_get64(r);
+    if (!r->ok || n > (uint64_t)(r->end - r->p) / 24 || !(s->img = calloc(n ? n : 1, sizeof *s->img))) {
+        cpod_msg(why, why_size, "ProfileMe entries: bad image count");
+        return false;
+    }
+    s->cimg = n ? n : 1;
+    for (; s->nimg < n; s->nimg++) {
+        cpod_pmimg *g = &s->img[s->nimg];
+        uint32_t kl = cpod_get32(r), known = cpod_get32(r);
+        g->land = (cpod_land){ cpod_get64(r), known != 0 };
+        uint64_t size = cpod_get64(r);
+        const uint8_t *key = kl < sizeof g->key ? cpod_get(r, kl) : NULL;
+        const uint8_t *data = key && size <= (uint64_t)(r->end - r->p) ? cpod_get(r, size) : NULL;
+        if (!data || known > 1) {
+            cpod_msg(why, why_size, "ProfileMe entries: image %zu cut short", s->nimg);
+            return false;
+        }
+        memcpy(g->key, key, kl);
+        g->key[kl] = '\0';
+        profdb_error err;
+        if (!profdb_pm_decode(data, size, g->key, &g->e, &g->n, &err)) {
+            cpod_msg(why, why_size, "ProfileMe entries of %s", err.msg);
+            return false;
+        }
+        g->cap = g->n;
     }
     return true;
 }

@@ -147,7 +147,7 @@ static int cmp_list(const void *a, const void *b)
     return (x->kind > y->kind) - (x->kind < y->kind);
 }
 
-bool cpod_values_store(cpod *d, cpod_vset *s, profdb_error *err)
+bool cpod_values_store(cpod *d, cpod_vset *s, size_t *done, profdb_error *err)
 {
     for (size_t i = 0; i < s->nimg; i++) {
         cpod_vimg *g = &s->img[i];
@@ -157,6 +157,93 @@ bool cpod_values_store(cpod *d, cpod_vset *s, profdb_error *err)
         if (!profdb_values_merge(d->db, d->host, g->key, g->v, g->n, err))
             return false;
         g->stored = true;
+        ++*done;
+    }
+    return true;
+}
+
+/* ---- the pending file (cpod_pending.c) ------------------------------------------ */
+
+/* Value samples: exact, and what a merge adds to a file's. */
+static uint64_t samples(const profdb_vlist *v, size_t n)
+{
+    uint64_t t = 0;
+    for (size_t i = 0; i < n; i++)
+        t += v[i].h.samples;
+    return t;
+}
+
+size_t cpod_values_land(cpod *d, cpod_vset *s, const char *epoch, bool before)
+{
+    size_t found = 0;
+    for (size_t i = 0; i < s->nimg; i++) {
+        cpod_vimg *g = &s->img[i];
+        if (g->stored || !g->n)
+            continue;
+        profdb_vlist *v = NULL;
+        size_t n = 0;
+        profdb_error err = { 0 };
+        bool ok = profdb_values_sum(d->db, epoch, d->host, g->key, &v, &n, &err);
+        uint64_t now = ok ? samples(v, n) : 0;
+        free(v);
+        char what[PROFDB_KEY_MAX + 16];
+        snprintf(what, sizeof what, "%s%s", g->key, PROFDB_VALUES_SUFFIX);
+        if (before)
+            cpod_land_before(&g->land, ok, now, &err);
+        else if (cpod_land_arrived(&g->land, ok, now, &err, samples(g->v, g->n), what, epoch)) {
+            g->stored = true;
+            found++;
+        }
+    }
+    return found;
+}
+
+/* Per image: key length, whether its pre is known, pre, the lists' bytes
+ * (profdb's file encoding), the key, the bytes. */
+bool cpod_values_save(cpod_vset *s, cpod_buf *b)
+{
+    bool ok = cpod_put64(b, s->nimg);
+    for (size_t i = 0; ok && i < s->nimg; i++) {
+        cpod_vimg *g = &s->img[i];
+        uint8_t *data = NULL;
+        size_t size = 0;
+        profdb_error err;
+        qsort(g->v, g->n, sizeof *g->v, cmp_list);   /* no list is added once the job has the set */
+        ok = profdb_values_encode(g->v, g->n, &data, &size, &err) && cpod_put32(b, (uint32_t)strlen(g->key)) &&
+             cpod_put32(b, g->land.known) && cpod_put64(b, g->land.pre) && cpod_put64(b, size) &&
+             cpod_put(b, g->key, strlen(g->key)) && cpod_put(b, data, size);
+        free(data);
+    }
+    return ok;
+}
+
+bool cpod_values_load(cpod_vset *s, cpod_rd *r, char *why, size_t why_size)
+{
+    uint64_t n = cpod_get64(r);
+    if (!r->ok || n > (uint64_t)(r->end - r->p) / 24 || !(s->img = calloc(n ? n : 1, sizeof *s->img))) {
+        cpod_msg(why, why_size, "value lists: bad image count");
+        return false;
+    }
+    s->cimg = n ? n : 1;
+    for (; s->nimg < n; s->nimg++) {
+        cpod_vimg *g = &s->img[s->nimg];
+        uint32_t kl = cpod_get32(r), known = cpod_get32(r);
+        g->land = (cpod_land){ cpod_get64(r), known != 0 };
+        uint64_t size = cpod_get64(r);
+        const uint8_t *key = kl < sizeof g->key ? cpod_get(r, kl) : NULL;
+        const uint8_t *data = key && size <= (uint64_t)(r->end - r->p) ? cpod_get(r, size) : NULL;
+        if (!data || known > 1) {
+            cpod_msg(why, why_size, "value lists: image %zu cut short", s->nimg);
+            return false;
+        }
+        memcpy(g->key, key, kl);
+        g->key[kl] = '\0';
+        profdb_error err;
+        if (!profdb_values_decode(data, size, g->key, &g->v, &g->n, &err)) {
+            cpod_msg(why, why_size, "value lists of %s", err.msg);
+            return false;
+        }
+        g->cap = g->n;
     }
     return true;
 }

@@ -80,6 +80,12 @@ typedef struct profdb_stacks_input {
     const profdb_stack *s;
 } profdb_stacks_input;
 size_t profdb_stacks_merge(profdb *db, const profdb_stacks_input *in, size_t n, profdb_error *err);
+/* The total of the file that stacks of event and this image set (keys in
+ * strcmp order) merge into, in epoch for host (NULL: this host).  None is
+ * PROFDB_ENOENT; a damaged or unreadable one gives the reader's error.
+ * (cpod notes it before a merge, to tell afterwards whether it landed.) */
+bool profdb_stacks_total(profdb *db, const char *epoch, const char *host, const char *event, size_t nimages,
+                         const char *const *keys, uint64_t *total, profdb_error *err);
 
 /* The aggregated stacks of a selection: epoch (NULL: every epoch), host
  * (NULL: every host), event (NULL: every event), image key (NULL: any;

@@ -129,3 +129,37 @@ size_t profdb_stacks_merge(profdb *db, const profdb_stacks_input *in, size_t n, 
     static const pd_batch batch = { batch_check, batch_host, batch_merge, NULL };
     return pd_merge_batch(db, n, &batch, in, err);
 }
+
+bool profdb_stacks_total(profdb *db, const char *epoch, const char *host, const char *event, size_t nimages,
+                         const char *const *keys, uint64_t *total, profdb_error *err)
+{
+    char hostbuf[PROFDB_MAX_NAME + 1], fname[64 + 3 * PROFDB_MAX_NAME], esc[3 * PROFDB_MAX_NAME + 1];
+    *total = 0;
+    if (!pd_check_name(event, "event", err) || (host && !pd_check_name(host, "host", err)) ||
+        (!host && !pd_hostname(hostbuf, sizeof hostbuf, err)))
+        return false;
+    if (!pd_epoch_valid(epoch))
+        return pd_fail(err, PROFDB_ENOENT, "%s: no epoch \"%s\"", db->dir, epoch);
+    profdb_stack_image *img = calloc(nimages ? nimages : 1, sizeof *img);
+    if (!img)
+        return pd_fail(err, PROFDB_ENOMEM, "stacks: out of memory");
+    for (size_t i = 0; i < nimages; i++)
+        img[i].key = (char *)keys[i];
+    profdb_stacks s = { .event = (char *)event, .nimages = nimages, .img = img };
+    file_name(&s, fname, sizeof fname);
+    free(img);
+    pd_escape(host ? host : hostbuf, true, esc, sizeof esc);
+    char *hdir = pd_join(db->dir, epoch, esc, err), *path = hdir ? pd_join(hdir, fname, NULL, err) : NULL;
+    free(hdir);
+    if (!path)
+        return false;
+    profdb_stacks st;
+    bool ok = profdb_stacks_read_file(path, &st, err);
+    free(path);
+    if (!ok && err->code == PROFDB_EIO && err->sys_errno == ENOENT)
+        err->code = PROFDB_ENOENT;
+    if (ok)
+        *total = st.total;
+    profdb_stacks_free(&st);
+    return ok;
+}
