@@ -222,9 +222,9 @@ static bool pin_of(cpod *d, cpod_pin *pin, cpod_prof *p)
         pin->path = strdup(PROFDB_UNKNOWN_PATH);
     }
     if (p->per_pid) {
-        size_t n = strlen(p->event) + 24;
+        size_t n = strlen(p->event) + strlen(p->machine) + 24;
         if ((pin->event = malloc(n)))
-            snprintf(pin->event, n, "%s@pid-%u", p->event, p->pid);
+            snprintf(pin->event, n, "%s@pid-%u.%s", p->event, p->pid, p->machine);
     } else {
         pin->event = strdup(p->event);
     }

@@ -164,6 +164,8 @@ typedef struct cpod_prof {
     const char *event;     /* interned */
     uint32_t pid;
     bool per_pid;
+    char *machine;         /* per_pid: the region the process ran on (pids
+                              are the machine's: every axp run starts at 1000) */
     uint64_t total;
     double period_sum;
     size_t n, cap;         /* open addressing; cnt 0 marks a free slot */
@@ -181,7 +183,7 @@ void cpod_profset_init(cpod_profset *s);
 /* Free every profile, dropping their image references. */
 void cpod_profset_free(cpod_profset *s, cpod_images *im);
 cpod_prof *cpod_prof_get(cpod_profset *s, cpod_image *img, const char *event, uint32_t pid,
-                         bool per_pid);
+                         const char *machine);
 bool cpod_prof_add(cpod_prof *p, uint64_t off, uint64_t count, double period);
 void cpod_prof_free(cpod_prof *p, cpod_images *im);
 /* The profile's pairs, sorted by offset, malloc'd. */

@@ -1,8 +1,8 @@
 /*
  * collector/cpod_prof.c: in-memory profiles between two merges.
  *
- * One per (image, event), plus one per (image, event, pid) for images named
- * with --per-process, plus the unknown profile per event.  Each is an
+ * One per (image, event), plus one per (image, event, machine, pid) for
+ * images named with --per-process, plus the unknown profile per event.  Each is an
  * open-addressing table of offset -> count, since samples arrive in no
  * order and most hit offsets seen before.  A merge hands the whole set to
  * the merge thread and starts an empty one, so memory is bounded by what
@@ -13,12 +13,22 @@
 
 #include "collector/cpod_internal.h"
 
-static size_t prof_slot(const cpod_image *img, const char *event, uint32_t pid, size_t nb)
+static size_t prof_slot(const cpod_image *img, const char *event, uint32_t pid,
+                        const char *machine, size_t nb)
 {
     uint64_t h = (uint64_t)(uintptr_t)img * 0x9E3779B97F4A7C15ull;
     h ^= (uint64_t)(uintptr_t)event * 0xC2B2AE3D27D4EB4Full;
     h ^= (uint64_t)pid * 0x165667B19E3779F9ull;
+    for (const char *c = machine; c && *c; c++)
+        h = (h ^ (uint8_t)*c) * 0x100000001B3ull;
     return (size_t)(h >> 40) & (nb - 1);
+}
+
+static bool same(const cpod_prof *p, const cpod_image *img, const char *event, uint32_t pid,
+                 const char *machine)
+{
+    return p->img == img && p->event == event && p->pid == pid &&
+           (machine ? p->machine && !strcmp(p->machine, machine) : !p->machine);
 }
 
 void cpod_profset_init(cpod_profset *s)
@@ -34,6 +44,7 @@ void cpod_prof_free(cpod_prof *p, cpod_images *im)
         cpod_image_unref(im, p->img);
     free(p->off);
     free(p->cnt);
+    free(p->machine);
     free(p);
 }
 
@@ -49,16 +60,16 @@ void cpod_profset_free(cpod_profset *s, cpod_images *im)
 }
 
 cpod_prof *cpod_prof_get(cpod_profset *s, cpod_image *img, const char *event, uint32_t pid,
-                         bool per_pid)
+                         const char *machine)
 {
-    if (!per_pid)
+    if (!machine)
         pid = 0;
     cpod_prof *l = s->last;
-    if (l && l->img == img && l->event == event && l->pid == pid && l->per_pid == per_pid)
+    if (l && same(l, img, event, pid, machine))
         return l;
     if (s->nb) {
-        for (cpod_prof *p = s->tab[prof_slot(img, event, pid, s->nb)]; p; p = p->next)
-            if (p->img == img && p->event == event && p->pid == pid && p->per_pid == per_pid)
+        for (cpod_prof *p = s->tab[prof_slot(img, event, pid, machine, s->nb)]; p; p = p->next)
+            if (same(p, img, event, pid, machine))
                 return s->last = p;
     }
     if (s->n >= s->nb) {
@@ -69,7 +80,7 @@ cpod_prof *cpod_prof_get(cpod_profset *s, cpod_image *img, const char *event, ui
         for (size_t b = 0; b < s->nb; b++)
             for (cpod_prof *p = s->tab[b], *next; p; p = next) {
                 next = p->next;
-                size_t k = prof_slot(p->img, p->event, p->pid, nb);
+                size_t k = prof_slot(p->img, p->event, p->pid, p->machine, nb);
                 p->next = tab[k];
                 tab[k] = p;
             }
@@ -78,15 +89,17 @@ cpod_prof *cpod_prof_get(cpod_profset *s, cpod_image *img, const char *event, ui
         s->nb = nb;
     }
     cpod_prof *p = calloc(1, sizeof *p);
-    if (!p)
+    if (!p || (machine && !(p->machine = strdup(machine)))) {
+        free(p);
         return NULL;
+    }
     p->img = img;
     p->event = event;
     p->pid = pid;
-    p->per_pid = per_pid;
+    p->per_pid = machine != NULL;
     if (img)
         cpod_image_ref(img);
-    size_t k = prof_slot(img, event, pid, s->nb);
+    size_t k = prof_slot(img, event, pid, machine, s->nb);
     p->next = s->tab[k];
     s->tab[k] = p;
     s->n++;

@@ -55,10 +55,10 @@ static void feed(cpod_region *r, const drv_entry *e, size_t n)
             r->lmap = m;
             r->lpid = pid;
         }
-        cpod_prof *p = cpod_prof_get(s, m ? m->img : NULL, ev->name, 0, false);
+        cpod_prof *p = cpod_prof_get(s, m ? m->img : NULL, ev->name, 0, NULL);
         bool ok = p && cpod_prof_add(p, m ? pc + m->adj : pc, count, ev->period);
         if (ok && m && m->img->per_process) {
-            p = cpod_prof_get(s, m->img, ev->name, pid, true);
+            p = cpod_prof_get(s, m->img, ev->name, pid, r->name);
             ok = p && cpod_prof_add(p, pc + m->adj, count, ev->period);
         }
         if (!ok) {
@@ -94,7 +94,7 @@ static void count_exit(cpod_region *r, const drv_notice *n)
         return;
     uint64_t how = (n->status & 0x7f) ? PROFDB_EXIT_SIGNAL
                    : (n->status >> 8) & 0xff ? PROFDB_EXIT_FAILED : PROFDB_EXIT_OK;
-    cpod_prof *p = cpod_prof_get(&r->d->live, img, exits, 0, false);
+    cpod_prof *p = cpod_prof_get(&r->d->live, img, exits, 0, NULL);
     if (!p || !cpod_prof_add(p, how, 1, 1))
         cpod_log("%s: out of memory counting the exit of pid %u", r->name, n->pid);
 }

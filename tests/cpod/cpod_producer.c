@@ -267,6 +267,9 @@ static int cmp_ent(const void *a, const void *b)
     return x->off < y->off ? -1 : x->off > y->off;
 }
 
+/* The region's name (NAME of NAME.drv): per-process profiles carry it. */
+static char machine[256];
+
 static void write_expected(const char *out)
 {
     FILE *f = fopen(out, "w");
@@ -283,8 +286,8 @@ static void write_expected(const char *out)
     for (size_t i = 0; i < k; i++) {
         const ent *e = &tab[i];
         if (e->pid)
-            fprintf(f, "%s %s@pid-%u %016" PRIx64 " %" PRIu64 "\n", imgs[e->img].key, evname[e->ev],
-                    e->pid, e->off, e->count);
+            fprintf(f, "%s %s@pid-%u.%s %016" PRIx64 " %" PRIu64 "\n", imgs[e->img].key,
+                    evname[e->ev], e->pid, machine, e->off, e->count);
         else
             fprintf(f, "%s %s %016" PRIx64 " %" PRIu64 "\n", e->img < 0 ? "unknown" : imgs[e->img].key,
                     evname[e->ev], e->off, e->count);
@@ -352,6 +355,8 @@ int main(int argc, char **argv)
     }
     if (!quiet)
         fprintf(stderr, "cpod_producer: region %s\n", region);
+    const char *rname = strrchr(region, '/') ? strrchr(region, '/') + 1 : region;
+    snprintf(machine, sizeof machine, "%.*s", (int)(strlen(rname) > 4 ? strlen(rname) - 4 : 0), rname);
     clock_gettime(CLOCK_MONOTONIC, &t0);
 
     /* The play.  Every image is an ET_EXEC linked at 0x120000000, so a

@@ -318,8 +318,14 @@ Test(cpod, maps_fork_exec_exit_and_events)
     cpod_machine m = { .ncpus = 1, .events = evs, .nevents = 2,
                        .drv = { .full_mode = DRV_FULL_STALL } };
     drv_error err;
-    drv *d = cpod_attach(db, &m, NULL, 0, &err);
+    char region[4200], pp10[300], pp11[300];
+    drv *d = cpod_attach(db, &m, region, sizeof region, &err);
     cr_assert(d, "%s", err.msg);
+    /* per-process profiles are named by pid and the region's NAME.drv */
+    const char *base = strrchr(region, '/') + 1;
+    int blen = (int)strlen(base) - 4;
+    snprintf(pp10, sizeof pp10, "cycles@pid-10.%.*s", blen, base);
+    snprintf(pp11, sizeof pp11, "cycles@pid-11.%.*s", blen, base);
     pthread_t th;
     atomic_store(&polling, 1);
     pthread_create(&th, NULL, poller, d);
@@ -357,9 +363,9 @@ Test(cpod, maps_fork_exec_exit_and_events)
     cr_assert_eq(count_at(KEY_A, "event200", 0x3010), 1);
     cr_assert_eq(count_at(KEY_B, "cycles", 0x5010), 1);
     cr_assert_eq(count_at(KEY_B, "cycles", 0x5020), 1);
-    cr_assert_eq(count_at(KEY_B, "cycles@pid-10", 0x5010), 1);
-    cr_assert_eq(count_at(KEY_B, "cycles@pid-11", 0x5020), 1);
-    cr_assert_eq(total_of(KEY_A, "cycles@pid-10", NULL), 0, "A is not per-process");
+    cr_assert_eq(count_at(KEY_B, pp10, 0x5010), 1);
+    cr_assert_eq(count_at(KEY_B, pp11, 0x5020), 1);
+    cr_assert_eq(total_of(KEY_A, pp10, NULL), 0, "A is not per-process");
     cr_assert_eq(count_at(KEY_C, "cycles", 4), 1);
     cr_assert_eq(count_at("unknown", "cycles", 0x20000), 1);
     cr_assert_eq(count_at("unknown", "cycles", 0x10000), 1);
