@@ -193,6 +193,21 @@ typedef struct est_analysis {
 est_freq *est_freq_from_selection(const struct est_selection *sel, const cfg_program *cfg,
                                   est_sched **scheds, double *period, double *samples, char *err,
                                   size_t errlen);
+/* One kind of process that ran an image: its part of the summed estimate,
+ * its share of the image's samples and how many processes it pooled. */
+typedef struct est_run {
+    est_freq *freq;
+    double share;
+    size_t processes;
+} est_run;
+/* sum (the selection's estimate of cfg->img) split among the kinds of
+ * process in the selection's per-process profiles (cpod --per-process),
+ * by each kind's share of every frequency class's samples
+ * (estimator/freq_runs.c).  *nruns 0 when there are fewer than two kinds;
+ * false with a message when loading fails or memory runs out. */
+bool est_freq_runs(const struct est_selection *sel, const cfg_program *cfg, const est_freq *sum,
+                   est_run **runs, size_t *nruns, char *err, size_t errlen);
+void est_runs_free(est_run *runs, size_t n);
 /* NULL with a message in err ("FILE: what is wrong") on failure: the image
  * unreadable, no cycle samples of it in the selection, out of memory. */
 est_analysis *est_analyse(const struct est_selection *sel, const char *image_path, char *err,

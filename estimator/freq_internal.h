@@ -23,4 +23,15 @@ void est_propagate(const cfg_proc *f, est_proc_freq *q);
  * by its confidence.  False when memory runs out. */
 bool est_flow_solve(const cfg_proc *f, est_proc_freq *q);
 
+/* The selection's samples of img alone (of the events given, or of all
+ * of them when nevents is 0) into *s, img's own among them in *im (NULL
+ * when the selection has none of it, by build-id); false with a message
+ * when loading fails (freq_load.c). */
+struct est_selection;
+struct est_set;
+struct est_image;
+bool est_load_image(const struct est_selection *selp, const image *img,
+                    const char *const *events, size_t nevents, struct est_set *s,
+                    const struct est_image **im, char *err, size_t errlen);
+
 #endif

@@ -9,6 +9,7 @@
 #include "alpha/ev5.h"
 #include "estimator/culprits.h"
 #include "estimator/freq.h"
+#include "estimator/freq_internal.h"
 #include "estimator/profileme.h"
 #include "estimator/samples.h"
 
@@ -28,8 +29,8 @@ void est_analysis_free(est_analysis *a)
  * of them when nevents is 0) into *s, img's own among them in *im (NULL
  * when the selection has none of it, by build-id); false with a message
  * when loading fails. */
-static bool load_image(const est_selection *selp, const image *img, const char *const *events,
-                       size_t nevents, est_set *s, const est_image **im, char *err, size_t errlen)
+bool est_load_image(const est_selection *selp, const image *img, const char *const *events,
+                    size_t nevents, est_set *s, const est_image **im, char *err, size_t errlen)
 {
     est_selection sel = *selp;
     /* img itself (which may be at no path: recovered from a rewritten
@@ -75,7 +76,7 @@ est_freq *est_freq_from_selection(const struct est_selection *selp, const cfg_pr
     static const char *const cycles[] = { "cycles" };
     est_set s;
     const est_image *im;
-    if (!load_image(selp, img, cycles, 1, &s, &im, err, errlen))
+    if (!est_load_image(selp, img, cycles, 1, &s, &im, err, errlen))
         return NULL;
     est_freq *f = NULL;
     uint64_t *addr = NULL;
@@ -138,7 +139,7 @@ static bool events_load(const est_selection *selp, const cfg_program *cfg, est_e
     est_set s;
     const est_image *im;
     /* all the events: the multiplexing needs their count */
-    if (!load_image(selp, cfg->img, NULL, 0, &s, &im, err, errlen))
+    if (!est_load_image(selp, cfg->img, NULL, 0, &s, &im, err, errlen))
         return false;
     int col[EST_EV_COUNT];
     bool any = false;

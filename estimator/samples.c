@@ -296,11 +296,13 @@ static bool pick_events(const est_selection *sel, const profdb_info *infos, size
                 return false;
         return true;
     }
-    for (size_t i = 0; i < n; i++)
-        if (!strchr(infos[i].event, '@') && strcmp(infos[i].event, PROFDB_EXITS_EVENT) &&
-            !strv_has(s->events, s->nevents, infos[i].event) &&
-            !strv_push(&s->events, &s->nevents, infos[i].event))
+    for (size_t i = 0; i < n; i++) {
+        const char *ev = infos[i].event;
+        bool want = sel->processes ? !strncmp(ev, EST_PROCESS_EVENT, strlen(EST_PROCESS_EVENT))
+                                   : !strchr(ev, '@') && strcmp(ev, PROFDB_EXITS_EVENT);
+        if (want && !strv_has(s->events, s->nevents, ev) && !strv_push(&s->events, &s->nevents, ev))
             return false;
+    }
     if (s->nevents)
         qsort(s->events, s->nevents, sizeof *s->events, cmp_event);
     return true;

@@ -31,6 +31,9 @@ typedef struct est_error {
 /* Samples in a section but in no function symbol (PLT stubs, code the
  * linker added) are named after the section: "[.plt]", "[.text]". */
 
+/* The prefix of a per-process cycle profile's event name (docs/cpod.md). */
+#define EST_PROCESS_EVENT "cycles@pid-"
+
 typedef struct est_selection {
     const char *db;             /* the database directory */
     const char *epoch;          /* NULL: the current epoch */
@@ -56,6 +59,9 @@ typedef struct est_selection {
      * ProfileMe samples of the image (which are otherwise counted:
      * estimator/profileme.h). */
     bool cycles_only;
+    /* The per-process cycle profiles (cpod --per-process: "cycles@pid-N"),
+     * in place of every event, when no events are named. */
+    bool processes;
 } est_selection;
 
 typedef enum {

@@ -14,9 +14,18 @@
  * the walk cannot know it draws at random: where a run starts (and starts
  * again when it returns from the bottom of its stack), and when the shared
  * libraries run (between blocks, in proportion to their heat, on the sets
- * their own samples give).  So the walk has no phases: code that runs at
- * different times in the program looks as if it ran together, the error the
- * conflict measure makes too, but no worse.
+ * their own samples give).  A walk of a sum has no phases: code that runs
+ * at different times looks as if it ran together, the error the conflict
+ * measure makes too.  Where the profile keeps runs apart (each --exact
+ * file; each kind of process of the per-process profiles) each is walked
+ * on its own, one after the other, and that error shrinks to what happens
+ * within one run.
+ *
+ * Drawn edge by edge, a walk can also stay where the program does not:
+ * see MAX_RECURSION and overstayed().  Measured against axp
+ * (docs/notes/optimizer-icache-model.md), it predicts the share of misses
+ * a plan saves within a few points, and underrates plans that send more
+ * code to the cold area.
  *
  * The draws come from a fixed seed, so a plan is the same for the same
  * profile.
@@ -27,6 +36,13 @@
 #include "optimizer/internal.h"
 
 #define MAX_DEPTH 512           /* calls deeper than this are stepped over */
+/* A call into a procedure already this many times on the stack is stepped
+ * over.  A recursive procedure calls itself about once per call in any
+ * profile (every call but the outermost comes from itself), so a walk
+ * drawing its calls by frequency is a critical branching process: its
+ * recursion trees have no finite mean size, and one walk of lua's six
+ * training scripts spent 22% of its lines in auxsort (1% of the profile). */
+#define MAX_RECURSION 4
 
 typedef struct walker {
     const cfg_program *prog;
@@ -36,6 +52,8 @@ typedef struct walker {
     opt_trace *t;
     uint32_t *callee;           /* per global block: the procedure its call enters */
     uint8_t *ran;               /* per procedure: some block ran */
+    double *want, *seen;        /* per procedure: its share of the profile's
+                                   line executions; lines the walk spent in it */
     double *cum;                /* restart points: cumulative executions */
     uint32_t *cum_id;
     size_t ncum;
@@ -128,6 +146,8 @@ static bool setup(walker *w)
     for (size_t g = 0; g < nb; g++)
         w->callee[g] = CFG_NONE;
     double sum = 0, lines = 0;
+    if (!(w->want = calloc(np + 1, sizeof *w->want)) || !(w->seen = calloc(np + 1, sizeof *w->seen)))
+        return false;
     for (size_t i = 0; i < np; i++) {
         const cfg_proc *p = &prog->procs[i];
         const est_proc_freq *fp = &w->f->procs[i];
@@ -146,6 +166,7 @@ static bool setup(walker *w)
                 continue;
             sum += x;
             lines += x * (double)((p->blocks[b].end - p->blocks[b].start + 31) / 32);
+            w->want[i] += x * (double)((p->blocks[b].end - p->blocks[b].start + 31) / 32);
             w->cum[w->ncum] = sum;
             w->cum_id[w->ncum++] = t->base[i] + (uint32_t)b;
         }
@@ -157,6 +178,8 @@ static bool setup(walker *w)
     for (uint32_t k = 0; w->shared && k < w->nsets; k++)
         w->lib_cum[k] = lib += w->shared[k];
     w->lib_rate = lines > 0 ? lib / lines : 0;
+    for (size_t i = 0; i < np && lines > 0; i++)
+        w->want[i] /= lines;
     return w->ncum > 0;
 }
 
@@ -198,14 +221,32 @@ static uint32_t proc_of(const opt_trace *t, size_t np, uint32_t g)
     return (uint32_t)lo;
 }
 
+static uint32_t on_stack(const uint32_t *sproc, uint32_t depth, uint32_t proc)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < depth; k++)
+        n += sproc[k] == proc;
+    return n;
+}
+
+/* A walk drawn edge by edge can stay where the profile does not: in a
+ * loop whose exit the estimate makes all but impossible, in recursion.
+ * A procedure the walk has spent more than twice its share in (with room
+ * for its first few thousand lines) returns at once. */
+static bool overstayed(const walker *w, uint32_t i, double walked)
+{
+    return w->seen[i] > 2 * w->want[i] * walked + 4096;
+}
+
 /* The walk, until it has touched about `lines` program lines. */
 static bool walk(walker *w, uint64_t lines)
 {
     const cfg_program *prog = w->prog;
     opt_trace *t = w->t;
-    uint32_t stack[MAX_DEPTH], depth = 0;
+    uint32_t stack[MAX_DEPTH], sproc[MAX_DEPTH], depth = 0;
     uint32_t g = w->cum_id[pick(w->cum, w->ncum, draw(w, w->cum[w->ncum - 1]))];
     bool resume = false;        /* back from a call: g's lines were touched */
+    double mine = 0;            /* program lines of this walk */
     for (uint64_t done = 0; done < lines;) {
         uint32_t i = proc_of(t, prog->nprocs, g), b = g - t->base[i];
         const cfg_block *B = &prog->procs[i].blocks[b];
@@ -215,20 +256,24 @@ static bool walk(walker *w, uint64_t lines)
                 return false;
             done += nl ? nl : 1;    /* so that the walk ends, whatever the blocks */
             t->walked += nl;
+            w->seen[i] += nl;
+            mine += nl;
             /* the libraries' lines count toward the length too: a program
              * that lives in libc would otherwise draw without end */
             for (w->lib_acc += nl * w->lib_rate; w->lib_acc >= 1; w->lib_acc -= 1, done++)
                 if (!put(w, OPT_TRACE_LIB | (uint32_t)pick(w->lib_cum, w->nsets,
                                                      draw(w, w->lib_cum[w->nsets - 1]))))
                     return false;
-            if (w->callee[g] != CFG_NONE && depth < MAX_DEPTH) {
+            if (w->callee[g] != CFG_NONE && depth < MAX_DEPTH &&
+                on_stack(sproc, depth, proc_of(t, prog->nprocs, w->callee[g])) < MAX_RECURSION) {
+                sproc[depth] = i;
                 stack[depth++] = g;
                 g = w->callee[g];
                 continue;
             }
         }
         resume = false;
-        uint32_t nx = successor(w, i, b);
+        uint32_t nx = overstayed(w, i, mine) ? CFG_NONE : successor(w, i, b);
         if (nx != CFG_NONE) {
             g = nx;
         } else if (depth) {
@@ -262,7 +307,7 @@ static bool walk_run(const cfg_program *prog, const est_freq *f, const double *s
                  .rng = seed, .cap = *cap };
     bool ok = setup(&w) && walk(&w, lines);
     *cap = w.cap;
-    free(w.callee), free(w.ran), free(w.cum), free(w.cum_id), free(w.lib_cum);
+    free(w.callee), free(w.ran), free(w.want), free(w.seen), free(w.cum), free(w.cum_id), free(w.lib_cum);
     return ok;
 }
 

@@ -764,6 +764,7 @@ static void model_before(planner *P)
             P->size[P->trace.base[i] + b] = (uint32_t)(B->end - B->start);
         }
     P->res->icache_before = opt_trace_misses(&P->trace, P->addr, P->size, P->line, P->nsets);
+    P->res->icache_runs = P->o->nruns;
     for (size_t g = 0; g < nb; g++)
         P->addr[g] = UINT64_MAX;
 }
@@ -982,10 +983,15 @@ void opt_report(FILE *out, const cfg_program *prog, const opt_result *r)
     fprintf(out, "shared libraries' code: %.0f executions on %u I-cache sets\n", r->shared_heat,
             r->shared_sets);
     fprintf(out, "jump hints: %zu\n", r->hints);
+    char runs[48] = "one walk of the sum";
+    if (r->icache_runs == 1)
+        snprintf(runs, sizeof runs, "one run");
+    else if (r->icache_runs)
+        snprintf(runs, sizeof runs, "%zu runs apart", r->icache_runs);
     if (r->icache_before >= 0 && r->icache_after >= 0)
-        fprintf(out, "predicted I-cache misses (a walk drawn from the estimates, shared libraries "
-                "included): %.0f before, %.0f after (%.1f%% fewer)\n", r->icache_before,
-                r->icache_after,
+        fprintf(out, "predicted I-cache misses (a walk drawn from the estimates, %s, shared "
+                "libraries included): %.0f before, %.0f after (%.1f%% fewer)\n", runs,
+                r->icache_before, r->icache_after,
                 r->icache_before > 0 ? 100 * (1 - r->icache_after / r->icache_before) : 0);
     fprintf(out, "predicted taken-branch cycles: %.0f before, %.0f after (%.0f saved, %.2f%% of "
             "%.0f instructions)\n", r->bubbles_before, r->bubbles_after,

@@ -118,6 +118,7 @@ typedef struct opt_result {
     /* The I-cache model (icache.c): misses of a walk drawn from the
      * estimates, in the original layout and in the plan's; -1: no model. */
     double icache_before, icache_after;
+    size_t icache_runs;         /* runs walked apart (0: one walk of the sum) */
 } opt_result;
 
 /* Build pl (fresh; plan_free it) from the frequencies f of prog.  False

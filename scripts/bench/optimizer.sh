@@ -155,7 +155,9 @@ samples_in() { "$CPO" prof --db "$1" --all-epochs 2>/dev/null | sed -n 's/^Total
 # train_rounds W IMG DB N: N rounds of the training runs under cpod
 train_rounds() {
   local args r
-  "$CPOD" --db "$3" --flush 1h || return 1
+  # per-process profiles of the program: the I-cache model of the report
+  # walks each kind of process apart (docs/optimizer.md, "The cost model")
+  "$CPOD" --db "$3" --flush 1h --per-process "$2" || return 1
   for r in $(seq "$4"); do
     while read -r args; do
       rm -f "$tmp/train.sqlite"

@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "estimator/diff.h"
+#include "estimator/freq.h"
 #include "report/pprof.h"
 #include "estimator/profset.h"
 #include "report/protobuf.h"
@@ -809,5 +810,66 @@ Test(estimator, pprof_decodes_back, .init = setup, .fini = teardown)
         free(strs[i]);
     free(d);
     est_free(&s);
+    image_close(w.img);
+}
+
+/* ---- kinds of process ------------------------------------------------------- */
+
+/* Three processes of intloop-dyn with profiles of their own: two ran
+ * loop1000 alone, one ran third alone.  The summed estimate (every block
+ * and edge 1 here) splits into two kinds, each with the executions of
+ * the code it ran and none of the other's. */
+Test(estimator, runs_split_the_estimate_by_kind_of_process, .init = setup, .fini = teardown)
+{
+    world w;
+    w.img = program("intloop-dyn", w.path, sizeof w.path);
+    w.loop = sym(w.img, "loop1000");
+    w.third = sym(w.img, "third");
+    profdb *db = open_db();
+    const uint8_t *bid = w.img->build_id;
+    size_t bl = w.img->build_id_len;
+    profdb_entry a[] = { { w.loop, 40 } }, b[] = { { w.loop, 50 } }, c[] = { { w.third, 30 } };
+    merge(db, w.path, bid, bl, "cycles", "alpha1", a, 1);
+    merge(db, w.path, bid, bl, "cycles@pid-7", "alpha1", a, 1);
+    merge(db, w.path, bid, bl, "cycles@pid-8", "alpha1", c, 1);
+    merge(db, w.path, bid, bl, "cycles@pid-9", "alpha1", b, 1);
+    profdb_close(db);
+    char err[256];
+    cfg_program *cfg = cfg_build(w.img, err, sizeof err);
+    cr_assert(cfg, "%s", err);
+    est_freq *sum = est_freq_new(cfg);
+    cr_assert(sum);
+    for (size_t i = 0; i < cfg->nprocs; i++) {
+        for (size_t k = 0; k < cfg->procs[i].nblocks; k++)
+            sum->procs[i].block[k] = 1;
+        for (size_t k = 0; k < cfg->procs[i].nedges; k++)
+            sum->procs[i].edge[k] = 1;
+    }
+    est_selection sel = { .db = dbdir, .warn = catch_warn };
+    est_run *runs;
+    size_t n;
+    cr_assert(est_freq_runs(&sel, cfg, sum, &runs, &n, err, sizeof err), "%s", err);
+    cr_assert_eq(n, 2);
+    const est_run *lp = runs[0].processes == 2 ? &runs[0] : &runs[1], *th = lp == runs ? &runs[1] : &runs[0];
+    cr_assert_eq(lp->processes, 2);
+    cr_assert_eq(th->processes, 1);
+    cr_assert_float_eq(lp->share, 90.0 / 120, 1e-9);
+    const cfg_proc *pl = cfg_proc_at(cfg, w.loop), *pt = cfg_proc_at(cfg, w.third);
+    size_t il = (size_t)(pl - cfg->procs), it = (size_t)(pt - cfg->procs);
+    uint32_t bl0 = cfg_block_at(pl, w.loop), bt0 = cfg_block_at(pt, w.third);
+    cr_assert_float_eq(lp->freq->procs[il].block[bl0], 1, 1e-9);
+    cr_assert_float_eq(th->freq->procs[il].block[bl0], 0, 1e-9);
+    cr_assert_float_eq(th->freq->procs[it].block[bt0], 1, 1e-9);
+    cr_assert_float_eq(lp->freq->procs[it].block[bt0], 0, 1e-9);
+    est_runs_free(runs, n);
+    /* without per-process profiles there is nothing to split */
+    tu_rmrf(dbdir);
+    db = open_db();
+    merge(db, w.path, bid, bl, "cycles", "alpha1", a, 1);
+    profdb_close(db);
+    cr_assert(est_freq_runs(&sel, cfg, sum, &runs, &n, err, sizeof err), "%s", err);
+    cr_assert_eq(n, 0);
+    est_freq_free(sum);
+    cfg_free(cfg);
     image_close(w.img);
 }

@@ -563,6 +563,53 @@ static bool value_jumps(const cfg_program *cfg, const struct est_selection *sel,
     return true;
 }
 
+static void drop_runs(oi_profile *p)
+{
+    for (size_t k = 0; k < p->nruns; k++) {
+        est_freq_free(p->runs[k]);
+        free(p->run_shared[k]);
+    }
+    free(p->runs);
+    free(p->run_shared);
+    p->runs = NULL;
+    p->run_shared = NULL;
+    p->nruns = 0;
+}
+
+/* The kinds of process that ran the image, from the selection's
+ * per-process profiles (cpod --per-process): each its part of the
+ * estimate, and the libraries' heat in proportion to its samples, for the
+ * I-cache model to walk apart.  None when the selection keeps no
+ * per-process profiles of the image. */
+static bool process_runs(const cfg_program *cfg, const struct est_selection *sel, oi_profile *out,
+                         uint32_t nsets, char *err, size_t errlen)
+{
+    est_run *runs;
+    size_t n;
+    if (!est_freq_runs(sel, cfg, out->freq, &runs, &n, err, errlen))
+        return false;
+    if (!n)
+        return true;
+    out->runs = calloc(n, sizeof *out->runs);
+    out->run_shared = calloc(n, sizeof *out->run_shared);
+    bool ok = out->runs && out->run_shared;
+    for (size_t k = 0; ok && k < n; k++) {
+        double *rs = calloc(nsets ? nsets : 1, sizeof *rs);
+        if (!(ok = rs != NULL))
+            break;
+        for (uint32_t x = 0; x < nsets; x++)
+            rs[x] = out->shared[x] * runs[k].share;
+        out->runs[k] = runs[k].freq;
+        out->run_shared[k] = rs;
+        runs[k].freq = NULL;
+        out->nruns++;
+    }
+    est_runs_free(runs, n);
+    if (!ok)
+        snprintf(err, errlen, "out of memory");
+    return ok;
+}
+
 bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel, uint32_t line,
                         uint32_t nsets, const char *const *stale, size_t nstale, oi_profile *out,
                         bool *none, char *err, size_t errlen)
@@ -603,7 +650,7 @@ bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel,
         *none = true;
         goto fail;
     }
-    if (!value_jumps(cfg, sel, out, err, errlen))
+    if (!value_jumps(cfg, sel, out, err, errlen) || !process_runs(cfg, sel, out, nsets, err, errlen))
         goto fail;
     return true;
 fail:
@@ -613,9 +660,36 @@ fail:
     return false;
 }
 
-bool oi_profile_add(oi_profile *to, const oi_profile *from, uint32_t nsets)
+/* The runs of from after to's, taken from it; when only one of them has
+ * any, neither keeps them: the runs must add up to the whole. */
+static bool add_runs(oi_profile *to, oi_profile *from)
+{
+    if (!to->nruns || !from->nruns) {
+        drop_runs(to);
+        drop_runs(from);
+        return true;
+    }
+    size_t n = to->nruns + from->nruns;
+    est_freq **r = realloc(to->runs, n * sizeof *r);
+    if (r)
+        to->runs = r;
+    double **sh = r ? realloc(to->run_shared, n * sizeof *sh) : NULL;
+    if (sh)
+        to->run_shared = sh;
+    if (!r || !sh)
+        return false;
+    memcpy(r + to->nruns, from->runs, from->nruns * sizeof *r);
+    memcpy(sh + to->nruns, from->run_shared, from->nruns * sizeof *sh);
+    to->nruns = n;
+    from->nruns = 0;
+    return true;
+}
+
+bool oi_profile_add(oi_profile *to, oi_profile *from, uint32_t nsets)
 {
     est_freq_add(to->freq, from->freq);
+    if (!add_runs(to, from))
+        return false;
     for (uint32_t s = 0; s < nsets; s++)
         to->shared[s] += from->shared[s];
     if (!from->njumps)
@@ -649,11 +723,6 @@ void oi_profile_free(oi_profile *p)
     est_freq_free(p->freq);
     free(p->shared);
     free(p->jumps);
-    for (size_t k = 0; k < p->nruns; k++) {
-        est_freq_free(p->runs[k]);
-        free(p->run_shared[k]);
-    }
-    free(p->runs);
-    free(p->run_shared);
+    drop_runs(p);
     memset(p, 0, sizeof *p);
 }

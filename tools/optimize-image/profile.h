@@ -14,8 +14,9 @@ typedef struct oi_profile {
     opt_jump *jumps;        /* each JMP/JSR's most frequent in-image target */
     size_t njumps;
     /* Each run's own frequencies and shared heat, where the source keeps
-     * runs apart (each --exact file is one run): the I-cache model walks
-     * them one after the other. */
+     * runs apart (each --exact file is one run; from samples, each kind of
+     * process in the per-process profiles): the I-cache model walks them
+     * one after the other. */
     est_freq **runs;
     double **run_shared;
     size_t nruns;
@@ -40,7 +41,7 @@ bool oi_profile_samples(const cfg_program *cfg, const struct est_selection *sel,
 /* Add from, the same image's profile from another database, into to:
  * frequencies and shared-library heat summed, jump targets counted
  * together.  False when memory runs out. */
-bool oi_profile_add(oi_profile *to, const oi_profile *from, uint32_t nsets);
+bool oi_profile_add(oi_profile *to, oi_profile *from, uint32_t nsets);
 void oi_profile_free(oi_profile *p);
 
 #endif
