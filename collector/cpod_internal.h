@@ -282,6 +282,14 @@ typedef struct cpod_land {
     bool known;            /* false: it could not be read then */
 } cpod_land;
 
+/* One image's part of a value or ProfileMe set in the pending file: its
+ * key, what its target held before the merge, the encoded entries.  The
+ * reader's *data points into r; false when r is cut short or damaged. */
+bool cpod_put_image(cpod_buf *b, const char *key, const cpod_land *land, const uint8_t *data,
+                    size_t size);
+bool cpod_get_image(cpod_rd *r, char *key, size_t keysize, cpod_land *land, const uint8_t **data,
+                    size_t *size);
+
 /* Before a merge: what the target holds, from a read that gave total (ok)
  * or failed with err. */
 void cpod_land_before(cpod_land *l, bool ok, uint64_t total, const profdb_error *err);

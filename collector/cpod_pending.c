@@ -100,6 +100,32 @@ uint32_t cpod_get32(cpod_rd *r)
     return v;
 }
 
+/* One image's part of a value or ProfileMe set: its key, what its target
+ * held before the merge, and the encoded entries. */
+bool cpod_put_image(cpod_buf *b, const char *key, const cpod_land *land, const uint8_t *data,
+                    size_t size)
+{
+    return cpod_put32(b, (uint32_t)strlen(key)) && cpod_put32(b, land->known) &&
+           cpod_put64(b, land->pre) && cpod_put64(b, size) && cpod_put(b, key, strlen(key)) &&
+           cpod_put(b, data, size);
+}
+
+bool cpod_get_image(cpod_rd *r, char *key, size_t keysize, cpod_land *land, const uint8_t **data,
+                    size_t *size)
+{
+    uint32_t kl = cpod_get32(r), known = cpod_get32(r);
+    *land = (cpod_land){ cpod_get64(r), known != 0 };
+    uint64_t n = cpod_get64(r);
+    const uint8_t *k = kl < keysize ? cpod_get(r, kl) : NULL;
+    *data = k && n <= (uint64_t)(r->end - r->p) ? cpod_get(r, n) : NULL;
+    if (!*data || known > 1)
+        return false;
+    memcpy(key, k, kl);
+    key[kl] = '\0';
+    *size = (size_t)n;
+    return true;
+}
+
 char *cpod_getstr(cpod_rd *r, size_t n)
 {
     const uint8_t *q = cpod_get(r, n);

@@ -232,9 +232,7 @@ bool cpod_pm_save(cpod_pmset *s, cpod_buf *b)
         free(g->slot);
         g->slot = NULL;
         g->cslot = 0;
-        ok = profdb_pm_encode(g->e, g->n, &data, &size, &err) && cpod_put32(b, (uint32_t)strlen(g->key)) &&
-             cpod_put32(b, g->land.known) && cpod_put64(b, g->land.pre) && cpod_put64(b, size) &&
-             cpod_put(b, g->key, strlen(g->key)) && cpod_put(b, data, size);
+        ok = profdb_pm_encode(g->e, g->n, &data, &size, &err) && cpod_put_image(b, g->key, &g->land, data, size);
         free(data);
     }
     return ok;
@@ -250,17 +248,12 @@ bool cpod_pm_load(cpod_pmset *s, cpod_rd *r, char *why, size_t why_size)
     s->cimg = n ? n : 1;
     for (; s->nimg < n; s->nimg++) {
         cpod_pmimg *g = &s->img[s->nimg];
-        uint32_t kl = cpod_get32(r), known = cpod_get32(r);
-        g->land = (cpod_land){ cpod_get64(r), known != 0 };
-        uint64_t size = cpod_get64(r);
-        const uint8_t *key = kl < sizeof g->key ? cpod_get(r, kl) : NULL;
-        const uint8_t *data = key && size <= (uint64_t)(r->end - r->p) ? cpod_get(r, size) : NULL;
-        if (!data || known > 1) {
+        const uint8_t *data;
+        size_t size;
+        if (!cpod_get_image(r, g->key, sizeof g->key, &g->land, &data, &size)) {
             cpod_msg(why, why_size, "ProfileMe entries: image %zu cut short", s->nimg);
             return false;
         }
-        memcpy(g->key, key, kl);
-        g->key[kl] = '\0';
         profdb_error err;
         if (!profdb_pm_decode(data, size, g->key, &g->e, &g->n, &err)) {
             cpod_msg(why, why_size, "ProfileMe entries of %s", err.msg);

@@ -209,9 +209,7 @@ bool cpod_values_save(cpod_vset *s, cpod_buf *b)
         size_t size = 0;
         profdb_error err;
         qsort(g->v, g->n, sizeof *g->v, cmp_list);   /* no list is added once the job has the set */
-        ok = profdb_values_encode(g->v, g->n, &data, &size, &err) && cpod_put32(b, (uint32_t)strlen(g->key)) &&
-             cpod_put32(b, g->land.known) && cpod_put64(b, g->land.pre) && cpod_put64(b, size) &&
-             cpod_put(b, g->key, strlen(g->key)) && cpod_put(b, data, size);
+        ok = profdb_values_encode(g->v, g->n, &data, &size, &err) && cpod_put_image(b, g->key, &g->land, data, size);
         free(data);
     }
     return ok;
@@ -227,17 +225,12 @@ bool cpod_values_load(cpod_vset *s, cpod_rd *r, char *why, size_t why_size)
     s->cimg = n ? n : 1;
     for (; s->nimg < n; s->nimg++) {
         cpod_vimg *g = &s->img[s->nimg];
-        uint32_t kl = cpod_get32(r), known = cpod_get32(r);
-        g->land = (cpod_land){ cpod_get64(r), known != 0 };
-        uint64_t size = cpod_get64(r);
-        const uint8_t *key = kl < sizeof g->key ? cpod_get(r, kl) : NULL;
-        const uint8_t *data = key && size <= (uint64_t)(r->end - r->p) ? cpod_get(r, size) : NULL;
-        if (!data || known > 1) {
+        const uint8_t *data;
+        size_t size;
+        if (!cpod_get_image(r, g->key, sizeof g->key, &g->land, &data, &size)) {
             cpod_msg(why, why_size, "value lists: image %zu cut short", s->nimg);
             return false;
         }
-        memcpy(g->key, key, kl);
-        g->key[kl] = '\0';
         profdb_error err;
         if (!profdb_values_decode(data, size, g->key, &g->v, &g->n, &err)) {
             cpod_msg(why, why_size, "value lists of %s", err.msg);
