@@ -287,6 +287,53 @@ static bool load_image(profdb *db, const char *epoch, const profdb_info *infos, 
     return ok;
 }
 
+typedef struct proc_total {
+    const char *event;
+    uint64_t total;
+} proc_total;
+
+static int by_event(const void *a, const void *b)
+{
+    return strcmp(((const proc_total *)a)->event, ((const proc_total *)b)->event);
+}
+
+static int by_total(const void *a, const void *b)
+{
+    const proc_total *x = a, *y = b;
+    if (x->total != y->total)
+        return x->total > y->total ? -1 : 1;
+    return strcmp(x->event, y->event);
+}
+
+/* The per-process cycle profiles, the EST_MAX_PROCESSES busiest: every
+ * column is a count per sampled offset, so a week of processes loaded
+ * whole would take gigabytes; the busiest tell the kinds of work apart. */
+static bool pick_processes(const profdb_info *infos, size_t n, est_set *s)
+{
+    proc_total *v = malloc((n + 1) * sizeof *v);
+    size_t nv = 0;
+    if (!v)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp(infos[i].event, EST_PROCESS_EVENT, strlen(EST_PROCESS_EVENT)))
+            v[nv++] = (proc_total){ infos[i].event, infos[i].total };
+    /* one total per event: its hosts' and epochs' files side by side */
+    qsort(v, nv, sizeof *v, by_event);
+    size_t m = 0;
+    for (size_t k = 0; k < nv; k++)
+        if (m && !strcmp(v[m - 1].event, v[k].event))
+            v[m - 1].total += v[k].total;
+        else
+            v[m++] = v[k];
+    nv = m;
+    qsort(v, nv, sizeof *v, by_total);
+    bool ok = true;
+    for (size_t k = 0; ok && k < nv && k < EST_MAX_PROCESSES; k++)
+        ok = strv_push(&s->events, &s->nevents, v[k].event);
+    free(v);
+    return ok;
+}
+
 static bool pick_events(const est_selection *sel, const profdb_info *infos, size_t n, est_set *s)
 {
     if (sel->events) {
@@ -296,10 +343,11 @@ static bool pick_events(const est_selection *sel, const profdb_info *infos, size
                 return false;
         return true;
     }
+    if (sel->processes)
+        return pick_processes(infos, n, s);
     for (size_t i = 0; i < n; i++) {
         const char *ev = infos[i].event;
-        bool want = sel->processes ? !strncmp(ev, EST_PROCESS_EVENT, strlen(EST_PROCESS_EVENT))
-                                   : !strchr(ev, '@') && strcmp(ev, PROFDB_EXITS_EVENT);
+        bool want = !strchr(ev, '@') && strcmp(ev, PROFDB_EXITS_EVENT);
         if (want && !strv_has(s->events, s->nevents, ev) && !strv_push(&s->events, &s->nevents, ev))
             return false;
     }

@@ -31,8 +31,10 @@ typedef struct est_error {
 /* Samples in a section but in no function symbol (PLT stubs, code the
  * linker added) are named after the section: "[.plt]", "[.text]". */
 
-/* The prefix of a per-process cycle profile's event name (docs/cpod.md). */
+/* The prefix of a per-process cycle profile's event name (docs/cpod.md),
+ * and how many of them (the busiest) a selection loads at most. */
 #define EST_PROCESS_EVENT "cycles@pid-"
+#define EST_MAX_PROCESSES 64
 
 typedef struct est_selection {
     const char *db;             /* the database directory */
