@@ -1,6 +1,8 @@
 /*
  * Fuzz target for the files cpod reads back: a region's journal (first
- * byte 0) and a machine's description (first byte 1).  Whatever the bytes,
+ * byte 0), a machine's description (first byte 1) and a pending merge
+ * (first byte 2: the bytes get the checksum a daemon would have written,
+ * so that the reader goes past it).  Whatever the bytes,
  * opening a journal must cut it at the first bad record, replaying what
  * came before into process maps; the maps' snapshot, replayed into fresh
  * maps, must rebuild as many processes.  A description is accepted or
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 #include "collector/cpod_internal.h"
+#include "common/hash.h"
 
 typedef struct ctx {
     cpod_procs *p;
@@ -65,10 +68,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (size < 1)
         return 0;
+    char msg[512];
+    if ((data[0] & 3) == 2) {
+        uint8_t *buf = malloc(size + 8);
+        if (!buf)
+            return 0;
+        memcpy(buf, data + 1, size - 1);
+        uint64_t h = fnv1a(FNV1A_INIT, buf, size - 1);
+        memcpy(buf + size - 1, &h, 8);
+        char *pp = temp_with(buf, size + 7);
+        free(buf);
+        cpod_job *j = pp ? cpod_pending_read(pp, msg, sizeof msg) : NULL;
+        if (j)
+            cpod_job_free(j);
+        if (pp)
+            unlink(pp);
+        free(pp);
+        return 0;
+    }
     char *path = temp_with(data + 1, size - 1);
     if (!path)
         return 0;
-    char msg[512];
     if (data[0] & 1) {
         cpod_meta m;
         if (cpod_meta_read(path, &m, msg, sizeof msg)) {
