@@ -3,9 +3,10 @@
  * of process that ran it (est_freq_runs; estimator/freq.h).
  *
  * cpod keeps a cycle profile per process for the images named with
- * --per-process (event "cycles@pid-N").  One process has too few samples
- * for an estimate of its own (a run of lua's training: some 20,000), but
- * enough to say what share of each frequency class's executions it ran:
+ * --per-process (event "cycles@pid-N").  Rather than estimate each process
+ * again from its own share of the samples (one run of lua's training at
+ * the bench's period: 71,000 to 430,000 of 2.7 million), its samples say
+ * what share of each frequency class's executions it ran:
  * the blocks and edges of a class execute together, so the share of the
  * class's samples is the share of its executions, whatever the stalls.
  * The summed estimate, taken apart by those shares, keeps its flow and its
@@ -40,6 +41,8 @@ typedef struct splitter {
     uint32_t *kind;             /* per process */
     double *kproc, *kclass;     /* nk x nprocs, nk x nclasses: samples */
     double *ktotal;
+    double *ctotal, *ptotal;    /* per class, per procedure: over every kind */
+    double all;                 /* every kind's samples */
 } splitter;
 
 static double dot(const double *a, const double *b, size_t n)
@@ -94,7 +97,7 @@ static bool sort_kinds(splitter *S)
         norm[e] = sqrt(dot(S->byproc + e * nprocs, S->byproc + e * nprocs, nprocs));
         busy[e] = (uint32_t)e;
     }
-    /* a selection sort by samples: processes number in the tens */
+    /* a selection sort by samples: at most EST_MAX_PROCESSES of them */
     for (size_t a = 0; ok && a < np; a++)
         for (size_t b = a + 1; b < np; b++)
             if (im->totals[busy[b]] > im->totals[busy[a]]) {
@@ -129,9 +132,12 @@ static bool sort_kinds(splitter *S)
 static bool class_samples(splitter *S)
 {
     const est_image *im = S->im;
+    size_t nprocs = S->cfg->nprocs;
     S->kclass = calloc(S->nk * S->nclasses + 1, sizeof *S->kclass);
     S->ktotal = calloc(S->nk + 1, sizeof *S->ktotal);
-    if (!S->kclass || !S->ktotal)
+    S->ctotal = calloc(S->nclasses + 1, sizeof *S->ctotal);
+    S->ptotal = calloc(nprocs + 1, sizeof *S->ptotal);
+    if (!S->kclass || !S->ktotal || !S->ctotal || !S->ptotal)
         return false;
     for (size_t k = 0; k < im->n; k++)
         for (size_t e = 0; e < S->np; e++) {
@@ -139,9 +145,15 @@ static bool class_samples(splitter *S)
             if (S->kind[e] == UINT32_MAX || !x || S->proc_of[k] == UINT32_MAX)
                 continue;
             S->ktotal[S->kind[e]] += x;
-            if (S->class_of[k] != UINT32_MAX)
+            S->all += x;
+            if (S->class_of[k] != UINT32_MAX) {
                 S->kclass[S->kind[e] * S->nclasses + S->class_of[k]] += x;
+                S->ctotal[S->class_of[k]] += x;
+            }
         }
+    for (size_t g = 0; g < S->nk; g++)
+        for (size_t i = 0; i < nprocs; i++)
+            S->ptotal[i] += S->kproc[g * nprocs + i];
     return true;
 }
 
@@ -149,30 +161,23 @@ static bool class_samples(splitter *S)
  * samples. */
 static double class_share(const splitter *S, size_t g, uint32_t i, uint32_t c)
 {
-    double tot = 0;
-    if (c == CFG_NONE)
+    if (c == CFG_NONE || S->ctotal[S->cbase[i] + c] <= 0)
         return -1;
-    for (size_t k = 0; k < S->nk; k++)
-        tot += S->kclass[k * S->nclasses + S->cbase[i] + c];
-    return tot > 0 ? S->kclass[g * S->nclasses + S->cbase[i] + c] / tot : -1;
+    return S->kclass[g * S->nclasses + S->cbase[i] + c] / S->ctotal[S->cbase[i] + c];
 }
 
 /* Kind g's share of procedure i's samples, else of the image's. */
-static double proc_share(const splitter *S, size_t g, uint32_t i, double all)
+static double proc_share(const splitter *S, size_t g, uint32_t i)
 {
-    size_t nprocs = S->cfg->nprocs;
-    double pt = 0;
-    for (size_t k = 0; k < S->nk; k++)
-        pt += S->kproc[k * nprocs + i];
-    if (pt > 0)
-        return S->kproc[g * nprocs + i] / pt;
-    return all > 0 ? S->ktotal[g] / all : 0;
+    if (S->ptotal[i] > 0)
+        return S->kproc[g * S->cfg->nprocs + i] / S->ptotal[i];
+    return S->all > 0 ? S->ktotal[g] / S->all : 0;
 }
 
 /* An edge's share: its class's; an edge class holds no block when a
  * branch splits the flow, so then its target's, its source's, its
  * procedure's. */
-static double edge_share(const splitter *S, size_t g, uint32_t i, const cfg_edge *E, double all)
+static double edge_share(const splitter *S, size_t g, uint32_t i, const cfg_edge *E)
 {
     const cfg_proc *p = &S->cfg->procs[i];
     double x = class_share(S, g, i, E->eqclass);
@@ -180,7 +185,7 @@ static double edge_share(const splitter *S, size_t g, uint32_t i, const cfg_edge
         x = class_share(S, g, i, p->blocks[E->to].eqclass);
     if (x < 0 && E->from < p->nblocks)
         x = class_share(S, g, i, p->blocks[E->from].eqclass);
-    return x < 0 ? proc_share(S, g, i, all) : x;
+    return x < 0 ? proc_share(S, g, i) : x;
 }
 
 /* A block kind g ran must leave somewhere: where the shares took every
@@ -203,7 +208,7 @@ static void keep_exits(const cfg_proc *p, const est_proc_freq *a, est_proc_freq 
     }
 }
 
-static est_freq *kind_freq(const splitter *S, const est_freq *sum, size_t g, double all)
+static est_freq *kind_freq(const splitter *S, const est_freq *sum, size_t g)
 {
     const cfg_program *cfg = S->cfg;
     est_freq *f = est_freq_new(cfg);
@@ -214,11 +219,11 @@ static est_freq *kind_freq(const splitter *S, const est_freq *sum, size_t g, dou
         for (size_t b = 0; b < p->nblocks; b++)
             if (a->block[b] > 0) {
                 double x = class_share(S, g, (uint32_t)i, p->blocks[b].eqclass);
-                q->block[b] = a->block[b] * (x < 0 ? proc_share(S, g, (uint32_t)i, all) : x);
+                q->block[b] = a->block[b] * (x < 0 ? proc_share(S, g, (uint32_t)i) : x);
             }
         for (size_t e = 0; e < p->nedges; e++)
             if (a->edge[e] > 0)
-                q->edge[e] = a->edge[e] * edge_share(S, g, (uint32_t)i, &p->edges[e], all);
+                q->edge[e] = a->edge[e] * edge_share(S, g, (uint32_t)i, &p->edges[e]);
         keep_exits(p, a, q);
         memcpy(q->block_conf, a->block_conf, p->nblocks);
         memcpy(q->edge_conf, a->edge_conf, p->nedges);
@@ -229,7 +234,7 @@ static est_freq *kind_freq(const splitter *S, const est_freq *sum, size_t g, dou
 static void splitter_free(splitter *S)
 {
     free(S->proc_of), free(S->class_of), free(S->cbase), free(S->byproc), free(S->kind);
-    free(S->kproc), free(S->kclass), free(S->ktotal);
+    free(S->kproc), free(S->kclass), free(S->ktotal), free(S->ctotal), free(S->ptotal);
 }
 
 bool est_freq_runs(const struct est_selection *selp, const cfg_program *cfg, const est_freq *sum,
@@ -247,16 +252,13 @@ bool est_freq_runs(const struct est_selection *selp, const cfg_program *cfg, con
     bool ok = true;
     if (im && S.np > 1) {
         ok = locate(&S) && sort_kinds(&S) && class_samples(&S);
-        double all = 0;
-        for (size_t g = 0; ok && g < S.nk; g++)
-            all += S.ktotal[g];
         if (ok && S.nk > 1 && !(*runs = calloc(S.nk, sizeof **runs)))
             ok = false;
         for (size_t g = 0; ok && S.nk > 1 && g < S.nk; g++) {
-            (*runs)[g].share = all > 0 ? S.ktotal[g] / all : 0;
+            (*runs)[g].share = S.all > 0 ? S.ktotal[g] / S.all : 0;
             for (size_t e = 0; e < S.np; e++)
                 (*runs)[g].processes += S.kind[e] == g;
-            ok = ((*runs)[g].freq = kind_freq(&S, sum, g, all)) != NULL;
+            ok = ((*runs)[g].freq = kind_freq(&S, sum, g)) != NULL;
             *nruns += ok;
         }
     }

@@ -43,6 +43,7 @@
  * recursion trees have no finite mean size, and one walk of lua's six
  * training scripts spent 22% of its lines in auxsort (1% of the profile). */
 #define MAX_RECURSION 4
+#define SEED 0x9e3779b97f4a7c15ull
 
 typedef struct walker {
     const cfg_program *prog;
@@ -58,7 +59,7 @@ typedef struct walker {
     uint32_t *cum_id;
     size_t ncum;
     double *lib_cum;            /* the libraries' sets, cumulative heat */
-    uint32_t nsets;
+    uint32_t line, nsets;
     double lib_rate, lib_acc;   /* library lines per program line */
     uint64_t rng;
     size_t cap;
@@ -105,6 +106,19 @@ static bool put(walker *w, uint32_t v)
     }
     t->v[t->n++] = v;
     return true;
+}
+
+/* I-cache lines a block spans, as laid out from a line boundary. */
+static uint32_t block_lines(const cfg_block *B, uint32_t line)
+{
+    return (uint32_t)((B->end - B->start + line - 1) / line);
+}
+
+/* A block drawn by its executions: where a walk starts, and starts again
+ * when it returns from the bottom of its stack. */
+static uint32_t restart(walker *w)
+{
+    return w->cum_id[pick(w->cum, w->ncum, draw(w, w->cum[w->ncum - 1]))];
 }
 
 /* The entry block of the procedure at addr, as a global id; CFG_NONE when
@@ -157,16 +171,16 @@ static bool setup(walker *w)
                 const opt_jump *j = opt_jump_at(w->o, p->calls[c].site);
                 to = j ? j->target : 0;
             }
-            if (p->calls[c].block < p->nblocks && entry_of(w, to) != CFG_NONE)
-                w->callee[t->base[i] + p->calls[c].block] = entry_of(w, to);
+            uint32_t e = p->calls[c].block < p->nblocks ? entry_of(w, to) : CFG_NONE;
+            if (e != CFG_NONE)
+                w->callee[t->base[i] + p->calls[c].block] = e;
         }
         for (size_t b = 0; b < p->nblocks; b++) {
             double x = fp->block[b];
             if (x <= 0)
                 continue;
             sum += x;
-            lines += x * (double)((p->blocks[b].end - p->blocks[b].start + 31) / 32);
-            w->want[i] += x * (double)((p->blocks[b].end - p->blocks[b].start + 31) / 32);
+            w->want[i] += x * block_lines(&p->blocks[b], w->line);
             w->cum[w->ncum] = sum;
             w->cum_id[w->ncum++] = t->base[i] + (uint32_t)b;
         }
@@ -177,6 +191,8 @@ static bool setup(walker *w)
         return false;
     for (uint32_t k = 0; w->shared && k < w->nsets; k++)
         w->lib_cum[k] = lib += w->shared[k];
+    for (size_t i = 0; i < np; i++)
+        lines += w->want[i];
     w->lib_rate = lines > 0 ? lib / lines : 0;
     for (size_t i = 0; i < np && lines > 0; i++)
         w->want[i] /= lines;
@@ -244,14 +260,14 @@ static bool walk(walker *w, uint64_t lines)
     const cfg_program *prog = w->prog;
     opt_trace *t = w->t;
     uint32_t stack[MAX_DEPTH], sproc[MAX_DEPTH], depth = 0;
-    uint32_t g = w->cum_id[pick(w->cum, w->ncum, draw(w, w->cum[w->ncum - 1]))];
+    uint32_t g = restart(w);
     bool resume = false;        /* back from a call: g's lines were touched */
     double mine = 0;            /* program lines of this walk */
     for (uint64_t done = 0; done < lines;) {
         uint32_t i = proc_of(t, prog->nprocs, g), b = g - t->base[i];
         const cfg_block *B = &prog->procs[i].blocks[b];
         if (!resume) {
-            uint32_t nl = (uint32_t)((B->end - B->start + 31) / 32);
+            uint32_t nl = block_lines(B, w->line);
             if (!put(w, g))
                 return false;
             done += nl ? nl : 1;    /* so that the walk ends, whatever the blocks */
@@ -280,31 +296,29 @@ static bool walk(walker *w, uint64_t lines)
             g = stack[--depth];
             resume = true;
         } else {
-            g = w->cum_id[pick(w->cum, w->ncum, draw(w, w->cum[w->ncum - 1]))];
+            g = restart(w);
         }
     }
     return true;
 }
 
 /* Line executions of the program by f: what a walk stands for. */
-static double line_execs(const cfg_program *prog, const est_freq *f)
+static double line_execs(const cfg_program *prog, const est_freq *f, uint32_t line)
 {
     double x = 0;
     for (size_t i = 0; i < prog->nprocs; i++)
-        for (size_t b = 0; b < prog->procs[i].nblocks; b++) {
-            const cfg_block *B = &prog->procs[i].blocks[b];
-            x += f->procs[i].block[b] * (double)((B->end - B->start + 31) / 32);
-        }
+        for (size_t b = 0; b < prog->procs[i].nblocks; b++)
+            x += f->procs[i].block[b] * block_lines(&prog->procs[i].blocks[b], line);
     return x;
 }
 
 /* One walk of f appended to t. */
 static bool walk_run(const cfg_program *prog, const est_freq *f, const double *shared,
-                     const opt_options *o, uint32_t nsets, uint64_t lines, uint64_t seed,
-                     opt_trace *t, size_t *cap)
+                     const opt_options *o, uint32_t line, uint32_t nsets, uint64_t lines,
+                     uint64_t seed, opt_trace *t, size_t *cap)
 {
-    walker w = { .prog = prog, .f = f, .shared = shared, .o = o, .t = t, .nsets = nsets,
-                 .rng = seed, .cap = *cap };
+    walker w = { .prog = prog, .f = f, .shared = shared, .o = o, .t = t, .line = line,
+                 .nsets = nsets, .rng = seed, .cap = *cap };
     bool ok = setup(&w) && walk(&w, lines);
     *cap = w.cap;
     free(w.callee), free(w.ran), free(w.want), free(w.seen), free(w.cum), free(w.cum_id), free(w.lib_cum);
@@ -312,24 +326,21 @@ static bool walk_run(const cfg_program *prog, const est_freq *f, const double *s
 }
 
 bool opt_trace_make(const cfg_program *prog, const est_freq *f, const opt_options *o,
-                    uint32_t nsets, uint64_t lines, opt_trace *t)
+                    uint32_t line, uint32_t nsets, uint64_t lines, opt_trace *t)
 {
     memset(t, 0, sizeof *t);
     size_t cap = 0;
-    double total = line_execs(prog, f);
+    double total = line_execs(prog, f, line);
     bool ok = total > 0;
-    if (ok && !o->nruns) {
-        ok = walk_run(prog, f, o->shared_heat, o, nsets, lines, 0x9e3779b97f4a7c15ull, t, &cap);
-    }
+    if (ok && !o->nruns)
+        ok = walk_run(prog, f, o->shared_heat, o, line, nsets, lines, SEED, t, &cap);
     /* Runs apart, each its share of the lines, one after the other (their
      * order is of no matter beyond the first lines of each) */
     for (size_t r = 0; ok && r < o->nruns; r++) {
-        double x = line_execs(prog, o->runs[r]);
-        uint64_t n = (uint64_t)((double)lines * x / total);
-        if (n < 1000)
-            continue;
-        ok = walk_run(prog, o->runs[r], o->run_shared ? o->run_shared[r] : NULL, o, nsets, n,
-                      0x9e3779b97f4a7c15ull + r, t, &cap);
+        uint64_t n = (uint64_t)((double)lines * line_execs(prog, o->runs[r], line) / total);
+        if (n >= 1000)
+            ok = walk_run(prog, o->runs[r], o->run_shared ? o->run_shared[r] : NULL, o, line,
+                          nsets, n, SEED + r, t, &cap);
     }
     t->scale = t->walked > 0 ? total / t->walked : 0;
     if (!ok)

@@ -56,10 +56,11 @@ typedef struct opt_trace {
     double walked;              /* program lines the walk touched */
     double scale;               /* the profile's line executions per such line */
 } opt_trace;
-/* A walk of about `lines` lines, the program's and the libraries' drawn
- * between them; false when out of memory or when nothing ran. */
+/* A walk of about `lines` I-cache lines of `line` bytes, the program's and
+ * the libraries' drawn between them; false when out of memory or when
+ * nothing ran. */
 bool opt_trace_make(const cfg_program *prog, const est_freq *f, const opt_options *o,
-                    uint32_t nsets, uint64_t lines, opt_trace *t);
+                    uint32_t line, uint32_t nsets, uint64_t lines, opt_trace *t);
 void opt_trace_free(opt_trace *t);
 /* The I-cache misses of the walk with each global block g at addr[g]
  * (UINT64_MAX: not placed) for size[g] bytes, scaled to the profile's

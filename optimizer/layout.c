@@ -724,7 +724,8 @@ static void place_cold(planner *P, uint64_t off)
         return;
     for (size_t k = 0; k < P->nfl; k++)
         off += P->fl[k].size;
-    off += P->o->code_phase - P->res->filler_bytes;
+    off += P->o->code_phase;
+    off -= P->res->filler_bytes;        /* the fillers went in front */
     for (size_t k = 0; k < P->nran; k++) {
         uint32_t i = P->order[k];
         const opt_proc_layout *L = &P->L[i];
@@ -747,7 +748,7 @@ static void place_cold(planner *P, uint64_t off)
 static void model_before(planner *P)
 {
     const cfg_program *prog = P->prog;
-    if (!opt_trace_make(prog, P->f, P->o, P->nsets, OPT_TRACE_LINES, &P->trace))
+    if (!opt_trace_make(prog, P->f, P->o, P->line, P->nsets, OPT_TRACE_LINES, &P->trace))
         return;
     size_t nb = P->trace.nblocks;
     P->addr = malloc((nb + 1) * sizeof *P->addr);

@@ -398,7 +398,7 @@ Test(optimizer, icache_model_sees_two_lines_of_a_loop_on_one_set)
     est_freq ef = { .cfg = &prog, .procs = &f.fp };
     opt_options o = { 0 };
     opt_trace t;
-    cr_assert(opt_trace_make(&prog, &ef, &o, 256, 100000, &t));
+    cr_assert(opt_trace_make(&prog, &ef, &o, 32, 256, 100000, &t));
     cr_assert_eq(t.nblocks, 4);
     uint64_t addr[4] = { 0x1000, 0x1020, 0x1040, 0x1060 };
     uint32_t size[4] = { 16, 16, 16, 16 };
@@ -411,7 +411,7 @@ Test(optimizer, icache_model_sees_two_lines_of_a_loop_on_one_set)
     cr_assert(clash > 1800 && clash < 2100, "clash: %f", clash);
     /* the same profile draws the same walk */
     opt_trace t2;
-    cr_assert(opt_trace_make(&prog, &ef, &o, 256, 100000, &t2));
+    cr_assert(opt_trace_make(&prog, &ef, &o, 32, 256, 100000, &t2));
     cr_assert_eq(t.n, t2.n);
     cr_assert(!memcmp(t.v, t2.v, t.n * sizeof *t.v));
     opt_trace_free(&t);
@@ -450,8 +450,8 @@ Test(optimizer, icache_model_walks_runs_apart)
     uint32_t size[4] = { 16, 16, 16, 16 };
     opt_options one = { 0 }, apart = { .runs = runs, .nruns = 2 };
     opt_trace t1, t2;
-    cr_assert(opt_trace_make(&prog, &fs, &one, 256, 100000, &t1));
-    cr_assert(opt_trace_make(&prog, &fs, &apart, 256, 100000, &t2));
+    cr_assert(opt_trace_make(&prog, &fs, &one, 32, 256, 100000, &t1));
+    cr_assert(opt_trace_make(&prog, &fs, &apart, 32, 256, 100000, &t2));
     double m1 = opt_trace_misses(&t1, addr, size, 32, 256), m2 = opt_trace_misses(&t2, addr, size, 32, 256);
     cr_assert(m1 > 800 && m1 < 1200, "one walk: %f", m1);
     cr_assert(m2 < 20, "runs apart: %f", m2);
