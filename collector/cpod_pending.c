@@ -15,7 +15,6 @@
  * version 1 file (PC profiles only, from an older daemon) is still read.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/hash.h"
+#include "common/readfile.h"
 #include "collector/cpod_internal.h"
 
 #define PMAGIC_V1 "cpod-pending 1\n"
@@ -290,26 +290,10 @@ static bool read_sections(cpod_job *j, cpod_rd *r, char *why, size_t why_size)
     return ok;
 }
 
-static uint8_t *slurp(const char *path, size_t *size, char *msg, size_t msg_size)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    uint8_t *buf = NULL;
-    off_t n = fd >= 0 ? lseek(fd, 0, SEEK_END) : -1;
-    if (n < 0 || !(buf = malloc(n ? (size_t)n : 1)) || pread(fd, buf, (size_t)n, 0) != n) {
-        cpod_msg(msg, msg_size, "%s: cannot read: %s", path, strerror(errno));
-        free(buf);
-        buf = NULL;
-    }
-    if (fd >= 0)
-        close(fd);
-    *size = (size_t)n;
-    return buf;
-}
-
 cpod_job *cpod_pending_read(const char *path, char *msg, size_t msg_size)
 {
     size_t size;
-    uint8_t *buf = slurp(path, &size, msg, msg_size);
+    uint8_t *buf = readfile(path, SIZE_MAX, &size, msg, msg_size);
     if (!buf)
         return NULL;
     uint64_t h = FNV1A_INIT, want = 0;

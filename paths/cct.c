@@ -1,11 +1,13 @@
 /*
  * paths/cct.c: calling context trees in memory and as text (docs/paths.md).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "paths/cct.h"
 #include "common/escape.h"
+#include "common/readfile.h"
 #include "paths/lines.h"
 
 /* (parent, site, image, proc) -> node, open addressing; rebuilt on growth. */
@@ -390,7 +392,7 @@ fail:
 cct *cct_read(const char *file, char *err, size_t errlen)
 {
     size_t len;
-    char *text = lines_slurp(file, &len, err, errlen);
+    char *text = readfile(file, SIZE_MAX, &len, err, errlen);
     if (!text)
         return NULL;
     cct *t = cct_parse(text, len, file, err, errlen);

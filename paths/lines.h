@@ -32,7 +32,5 @@ bool lines_failed(const lines *l);
 bool lines_error(lines *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Word i as an unsigned number (decimal, or hex with 0x); false with err set. */
 bool lines_u64(lines *l, size_t i, uint64_t *v);
-/* Slurp a file into memory (NUL-terminated); NULL with err set. */
-char *lines_slurp(const char *file, size_t *len, char *err, size_t errlen);
 
 #endif

@@ -1,10 +1,12 @@
 /*
  * paths/pathprof.c: path profiles in memory and as text (docs/paths.md).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/escape.h"
+#include "common/readfile.h"
 #include "paths/internal.h"
 #include "paths/lines.h"
 #include "paths/pathprof.h"
@@ -298,7 +300,7 @@ fail:
 pathprof *pathprof_read(const char *file, char *err, size_t errlen)
 {
     size_t len;
-    char *text = lines_slurp(file, &len, err, errlen);
+    char *text = readfile(file, SIZE_MAX, &len, err, errlen);
     if (!text)
         return NULL;
     pathprof *pp = pathprof_parse(text, len, file, err, errlen);

@@ -1,5 +1,6 @@
 /*
- * profdb/file.c: reading whole files and replacing them atomically.
+ * profdb/file.c: reading whole files (common/readfile.h, its failures as
+ * profdb errors) and replacing them atomically.
  *
  * A replacement is written to a hidden temporary name in the same
  * directory, flushed to disk, renamed over the target and the directory
@@ -18,99 +19,45 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/readfile.h"
 #include "profdb/internal.h"
 
-/* O_NONBLOCK so that a FIFO given by mistake fails instead of hanging. */
-static int open_regular(const char *path, struct stat *st, profdb_error *err)
+/* The common reader's failure as a profdb error: its message, and a code
+ * from the errno it leaves (readfile.h), as pd_fail_sys would give. */
+static bool read_failed(profdb_error *err, const char *msg)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return pd_fail_sys(err, path, "cannot open"), -1;
-    if (fstat(fd, st) < 0) {
-        pd_fail_sys(err, path, "cannot stat");
-        close(fd);
-        return -1;
-    }
-    if (!S_ISREG(st->st_mode)) {
-        close(fd);
-        pd_fail(err, PROFDB_EINVAL, "%s: not a regular file", path);
-        return -1;
-    }
-    return fd;
-}
-
-static bool read_all(int fd, const char *path, uint8_t *buf, size_t want, size_t *got,
-                     profdb_error *err)
-{
-    size_t n = 0;
-    while (n < want) {
-        ssize_t r = read(fd, buf + n, want - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return pd_fail_sys(err, path, "cannot read");
-        if (r == 0)
-            break;
-        n += (size_t)r;
-    }
-    *got = n;
-    return true;
+    int e = errno;
+    profdb_err code = e == ENOENT ? PROFDB_ENOENT
+                    : e == ENOMEM ? PROFDB_ENOMEM
+                    : e == EISDIR || e == EINVAL ? PROFDB_EINVAL
+                    : PROFDB_EIO;
+    pd_fail(err, code, "%s", msg);
+    if (err && code != PROFDB_EINVAL)
+        err->sys_errno = e;
+    errno = e;
+    return false;
 }
 
 bool pd_slurp(const char *path, uint8_t **data, size_t *size, profdb_error *err)
 {
-    struct stat st;
-    *data = NULL;
-    *size = 0;
-    int fd = open_regular(path, &st, err);
-    if (fd < 0)
-        return false;
-    if ((uint64_t)st.st_size > (uint64_t)PROFDB_MAX_ENTRIES * 24 + PROFDB_HDR_MAX) {
-        close(fd);
-        return pd_fail(err, PROFDB_ECORRUPT, "%s: %lld bytes, too large for a profile", path,
-                       (long long)st.st_size);
+    char msg[sizeof err->msg];
+    *data = readfile(path, (size_t)PROFDB_MAX_ENTRIES * 24 + PROFDB_HDR_MAX, size, msg, sizeof msg);
+    if (*data)
+        return true;   /* a file shrinking under us shows up as truncation */
+    if (errno == EFBIG) {
+        size_t n = *size;
+        *size = 0;
+        return pd_fail(err, PROFDB_ECORRUPT, "%s: %zu bytes, too large for a profile", path, n);
     }
-    size_t want = (size_t)st.st_size;
-    uint8_t *buf = malloc(want ? want : 1);
-    if (!buf) {
-        close(fd);
-        return pd_fail(err, PROFDB_ENOMEM, "%s: out of memory", path);
-    }
-    size_t got;
-    bool ok = read_all(fd, path, buf, want, &got, err);
-    close(fd);
-    if (!ok) {
-        free(buf);
-        return false;
-    }
-    *data = buf;
-    *size = got;   /* a file shrinking under us shows up as truncation */
-    return true;
+    return read_failed(err, msg);
 }
 
 bool pd_slurp_head(const char *path, size_t max, uint8_t **data, size_t *got,
                    uint64_t *file_size, profdb_error *err)
 {
-    struct stat st;
-    *data = NULL;
-    int fd = open_regular(path, &st, err);
-    if (fd < 0)
-        return false;
-    size_t want = (uint64_t)st.st_size < max ? (size_t)st.st_size : max;
-    uint8_t *buf = malloc(want ? want : 1);
-    if (!buf) {
-        close(fd);
-        return pd_fail(err, PROFDB_ENOMEM, "%s: out of memory", path);
-    }
-    bool ok = read_all(fd, path, buf, want, got, err);
-    close(fd);
-    if (!ok) {
-        free(buf);
-        return false;
-    }
-    *data = buf;
-    *file_size = *got < want ? *got : (uint64_t)st.st_size;
-    return true;
+    char msg[sizeof err->msg];
+    *data = readfile_head(path, max, got, file_size, msg, sizeof msg);
+    return *data || read_failed(err, msg);
 }
 
 bool pd_fsync_dir(const char *dir, profdb_error *err)
