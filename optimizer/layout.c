@@ -167,10 +167,11 @@ static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *
                              const uint32_t *ran, size_t nran, const opt_options *o, double total,
                              uint32_t cache_bytes)
 {
-    /* Only hot procedures join groups: a call from a procedure that ran a
-     * handful of times would otherwise drag it, and all it calls, in among
-     * the hot code.  Hot: at least OPT_HOT_SHARE of what ran. */
-    double hot = total * OPT_HOT_SHARE;
+    /* Only the hottest procedures join groups: a call from a procedure
+     * that ran a handful of times would otherwise drag it, and all it
+     * calls, in among the hot code.  Hottest: OPT_GROUP_SHARE of what ran
+     * (C3, a published baseline, keeps every hot procedure). */
+    double hot = total * (o->c3 ? OPT_HOT_SHARE : OPT_GROUP_SHARE);
     size_t ne = 0;
     cedge *ce = o->no_order ? calloc(1, sizeof *ce) : hot_call_edges(prog, f, pi, ran, nran, hot, &ne);
     uint32_t *grps = malloc((nran + 1) * sizeof *grps), *out = malloc((nran + 1) * sizeof *out);
