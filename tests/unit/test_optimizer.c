@@ -3,7 +3,8 @@
  * hot edges into fall-throughs, glue holds, the split sends what never ran
  * by the estimate (whatever its confidence) to the cold area and nothing
  * that ran, hot loop heads and jump-table targets are aligned only where no
- * path runs the padding, and the cost model counts bubbles.
+ * path runs the padding, the cost model counts bubbles, and only the
+ * hottest procedures join call-affinity groups.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -457,4 +458,61 @@ Test(optimizer, icache_model_walks_runs_apart)
     cr_assert(m2 < 20, "runs apart: %f", m2);
     opt_trace_free(&t1);
     opt_trace_free(&t2);
+}
+
+/* Procedure k of the group test: one block of four instructions at
+ * 0x10000 * (k + 1) that ran n times, or with a call, an entry block that
+ * calls B from its second block n times and returns from a third. */
+static void proc_at(fixture *f, uint32_t k, double n, bool caller)
+{
+    init(f, caller ? 3 : 1);
+    uint64_t base = 0x10000 * (uint64_t)(k + 1);
+    f->p.start = base;
+    for (size_t i = 0; i < f->p.nblocks; i++) {
+        f->b[i].start = base + 16 * i;
+        f->b[i].end = f->b[i].start + 16;
+    }
+    f->p.end = base + 16 * f->p.nblocks;
+    if (caller) {
+        f->bf[0] = 1000000, f->bf[1] = n, f->bf[2] = 1000000;
+        edge(f, 0, 1, CFG_EDGE_FALL, n);
+        edge(f, 0, 2, CFG_EDGE_TAKEN, 1000000 - n);
+        edge(f, 1, 2, CFG_EDGE_FALL, n);
+        edge(f, 2, CFG_EXIT, CFG_EDGE_RETURN, 1000000);
+        f->b[1].flags |= CFG_BF_CALLS;
+    } else {
+        f->bf[0] = n;
+        edge(f, 0, CFG_EXIT, CFG_EDGE_RETURN, n);
+    }
+    finish(f);
+}
+
+/* A lukewarm procedure (B, 1.5/10,000 of the instructions: hot, but
+ * under OPT_GROUP_SHARE) called by the hottest one (A) does not join A's
+ * group: the procedures under OPT_GROUP_SHARE follow the groups by
+ * density, so the denser D, which nobody calls, comes before B. */
+Test(optimizer, lukewarm_callees_follow_the_groups_by_density)
+{
+    fixture f[3];
+    proc_at(&f[0], 0, 300, true);       /* A */
+    proc_at(&f[1], 1, 300, false);      /* B: 1,200 of 12 M instructions */
+    proc_at(&f[2], 2, 400, false);      /* D: denser than B, as lukewarm */
+    cfg_call call = { .site = f[0].b[1].start + 12, .target = f[1].p.start, .block = 1 };
+    f[0].p.calls = &call, f[0].p.ncalls = 1;
+    cfg_proc procs[3] = { f[0].p, f[1].p, f[2].p };
+    est_proc_freq fps[3] = { f[0].fp, f[1].fp, f[2].fp };
+    cfg_program prog = { .nprocs = 3, .procs = procs };
+    est_freq ef = { .cfg = &prog, .procs = fps };
+    opt_options o = { 0 };
+    plan pl;
+    opt_result res;
+    char err[128];
+    cr_assert(opt_plan(&prog, &ef, &o, &pl, &res, err, sizeof err), "%s", err);
+    cr_assert_eq(pl.nprocs, 3);
+    cr_assert_eq(pl.procs[0].addr, f[0].p.start);
+    cr_assert_eq(pl.procs[1].addr, f[2].p.start, "D after A, got %#lx",
+                 (unsigned long)pl.procs[1].addr);
+    cr_assert_eq(pl.procs[2].addr, f[1].p.start);
+    plan_free(&pl);
+    opt_result_free(&res);
 }
