@@ -9,12 +9,11 @@
 /* A procedure is hot when it runs at least this share of all instructions:
  * the hot ones are packed first, by call affinity. */
 #define OPT_HOT_SHARE 1e-4
-/* A procedure joins the call-affinity groups of pass 5 when it runs at
- * least this share of all instructions; the hot procedures under it follow
- * the groups by density alone.  Merged by their calls, lukewarm procedures
- * went into the groups of the hottest on call-site estimates of a few
- * samples.  1e-3 against 1e-4 over eight trainings: no held-out lua script
- * more than 1% slower than -O2 in any (docs/notes/optimizer-groups.md). */
+/* A hot procedure under this share of all instructions is lukewarm: it
+ * joins a call-affinity group of pass 5 only while the group fits the
+ * I-cache; the groups of at least this share come first.  Merged into the
+ * group of an interpreter's loop, lukewarm callees landed on its sets
+ * (docs/notes/optimizer-groups.md). */
 #define OPT_GROUP_SHARE 1e-3
 /* The largest gap, in I-cache lines, before a hot procedure (layout.c). */
 #define OPT_MAX_GAP 32

@@ -167,13 +167,14 @@ static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *
                              const uint32_t *ran, size_t nran, const opt_options *o, double total,
                              uint32_t cache_bytes)
 {
-    /* Only the hottest procedures join groups: a call from a procedure
-     * that ran a handful of times would otherwise drag it, and all it
-     * calls, in among the hot code.  Hottest: OPT_GROUP_SHARE of what ran
-     * (C3, a published baseline, keeps every hot procedure). */
+    /* Only hot procedures join groups: a call from a procedure that ran a
+     * handful of times would otherwise drag it, and all it calls, in among
+     * the hot code.  Hot: OPT_HOT_SHARE of what ran.  One under
+     * OPT_GROUP_SHARE joins only a group it fits in with (merge below). */
     double hot = total * (o->c3 ? OPT_HOT_SHARE : OPT_GROUP_SHARE);
     size_t ne = 0;
-    cedge *ce = o->no_order ? calloc(1, sizeof *ce) : hot_call_edges(prog, f, pi, ran, nran, hot, &ne);
+    cedge *ce = o->no_order ? calloc(1, sizeof *ce)
+                            : hot_call_edges(prog, f, pi, ran, nran, total * OPT_HOT_SHARE, &ne);
     uint32_t *grps = malloc((nran + 1) * sizeof *grps), *out = malloc((nran + 1) * sizeof *out);
     if (!ce || !grps || !out)
         goto oom;
@@ -204,9 +205,17 @@ static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *
         /* By falling weight, down to call sites that never ran: a call
          * between two hot procedures that the training never took still
          * ties them; stopping at those lost on the held-out inputs of
-         * speedtest1 and lua (docs/notes/optimizer-baselines.md). */
-        for (size_t k = 0; k < m; k++)
-            merge_groups(pi, pi[ce[k].a].grp, pi[ce[k].b].grp);
+         * speedtest1 and lua (docs/notes/optimizer-baselines.md).  A
+         * lukewarm procedure joins only while the group fits the cache,
+         * where it cannot conflict with its partners: in a group larger
+         * than the cache (an interpreter's loop and its callees) it lands
+         * on some set of the hottest code for nothing. */
+        for (size_t k = 0; k < m; k++) {
+            uint32_t ga = pi[ce[k].a].grp, gb = pi[ce[k].b].grp;
+            bool lukewarm = pi[ce[k].a].insns < hot || pi[ce[k].b].insns < hot;
+            if (!lukewarm || pi[ga].gb + pi[gb].gb <= cache_bytes)
+                merge_groups(pi, ga, gb);
+        }
     size_t ng = 0;
     for (size_t k = 0; k < nran; k++)
         if (pi[ran[k]].grp == ran[k])

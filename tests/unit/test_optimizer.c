@@ -3,8 +3,8 @@
  * hot edges into fall-throughs, glue holds, the split sends what never ran
  * by the estimate (whatever its confidence) to the cold area and nothing
  * that ran, hot loop heads and jump-table targets are aligned only where no
- * path runs the padding, the cost model counts bubbles, and only the
- * hottest procedures join call-affinity groups.
+ * path runs the padding, the cost model counts bubbles, and a lukewarm
+ * procedure joins only a call-affinity group that fits the I-cache.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -460,25 +460,32 @@ Test(optimizer, icache_model_walks_runs_apart)
     opt_trace_free(&t2);
 }
 
-/* Procedure k of the group test: one block of four instructions at
- * 0x10000 * (k + 1) that ran n times, or with a call, an entry block that
- * calls B from its second block n times and returns from a third. */
-static void proc_at(fixture *f, uint32_t k, double n, bool caller)
+/* Procedure k of the group tests: one block of four instructions at
+ * 0x10000 * (k + 1) that ran n times; or, as a caller, an entry block that
+ * calls B from its second block n times and returns from a third, and with
+ * big a fourth block of 8 KB that ran once (hot, so the caller's hot part
+ * outgrows the I-cache). */
+static void proc_at(fixture *f, uint32_t k, double n, bool caller, bool big)
 {
-    init(f, caller ? 3 : 1);
+    init(f, caller ? (big ? 4 : 3) : 1);
     uint64_t base = 0x10000 * (uint64_t)(k + 1);
     f->p.start = base;
     for (size_t i = 0; i < f->p.nblocks; i++) {
         f->b[i].start = base + 16 * i;
-        f->b[i].end = f->b[i].start + 16;
+        f->b[i].end = f->b[i].start + (i == 3 ? 8192 : 16);
     }
-    f->p.end = base + 16 * f->p.nblocks;
+    f->p.end = f->b[f->p.nblocks - 1].end;
     if (caller) {
         f->bf[0] = 1000000, f->bf[1] = n, f->bf[2] = 1000000;
         edge(f, 0, 1, CFG_EDGE_FALL, n);
-        edge(f, 0, 2, CFG_EDGE_TAKEN, 1000000 - n);
+        edge(f, 0, 2, CFG_EDGE_TAKEN, 1000000 - n - big);
         edge(f, 1, 2, CFG_EDGE_FALL, n);
         edge(f, 2, CFG_EXIT, CFG_EDGE_RETURN, 1000000);
+        if (big) {
+            f->bf[3] = 1;
+            edge(f, 0, 3, CFG_EDGE_TAKEN, 1);
+            edge(f, 3, 2, CFG_EDGE_TAKEN, 1);
+        }
         f->b[1].flags |= CFG_BF_CALLS;
     } else {
         f->bf[0] = n;
@@ -487,16 +494,15 @@ static void proc_at(fixture *f, uint32_t k, double n, bool caller)
     finish(f);
 }
 
-/* A lukewarm procedure (B, 1.5/10,000 of the instructions: hot, but
- * under OPT_GROUP_SHARE) called by the hottest one (A) does not join A's
- * group: the procedures under OPT_GROUP_SHARE follow the groups by
- * density, so the denser D, which nobody calls, comes before B. */
-Test(optimizer, lukewarm_callees_follow_the_groups_by_density)
+/* The order opt_plan gives A (the hottest, calling B), B (1.5/10,000 of
+ * the instructions: hot, but lukewarm) and D (as lukewarm, denser than B,
+ * called by nobody), as indices 0, 1, 2. */
+static void group_order(bool big, uint32_t order[3])
 {
     fixture f[3];
-    proc_at(&f[0], 0, 300, true);       /* A */
-    proc_at(&f[1], 1, 300, false);      /* B: 1,200 of 12 M instructions */
-    proc_at(&f[2], 2, 400, false);      /* D: denser than B, as lukewarm */
+    proc_at(&f[0], 0, 300, true, big);  /* A */
+    proc_at(&f[1], 1, 300, false, false);
+    proc_at(&f[2], 2, 400, false, false);
     cfg_call call = { .site = f[0].b[1].start + 12, .target = f[1].p.start, .block = 1 };
     f[0].p.calls = &call, f[0].p.ncalls = 1;
     cfg_proc procs[3] = { f[0].p, f[1].p, f[2].p };
@@ -509,10 +515,22 @@ Test(optimizer, lukewarm_callees_follow_the_groups_by_density)
     char err[128];
     cr_assert(opt_plan(&prog, &ef, &o, &pl, &res, err, sizeof err), "%s", err);
     cr_assert_eq(pl.nprocs, 3);
-    cr_assert_eq(pl.procs[0].addr, f[0].p.start);
-    cr_assert_eq(pl.procs[1].addr, f[2].p.start, "D after A, got %#lx",
-                 (unsigned long)pl.procs[1].addr);
-    cr_assert_eq(pl.procs[2].addr, f[1].p.start);
+    for (size_t k = 0; k < 3; k++)
+        order[k] = (uint32_t)(pl.procs[k].addr / 0x10000 - 1);
     plan_free(&pl);
     opt_result_free(&res);
+}
+
+/* A lukewarm callee joins its caller's group while the two fit the
+ * I-cache, and follows the groups by density (after D) when the caller's
+ * hot part alone outgrows it. */
+Test(optimizer, lukewarm_callees_join_only_groups_that_fit_the_cache)
+{
+    uint32_t small[3], big[3];
+    group_order(false, small);
+    group_order(true, big);
+    cr_assert(small[0] == 0 && small[1] == 1 && small[2] == 2, "fits: %u %u %u", small[0],
+              small[1], small[2]);
+    cr_assert(big[0] == 0 && big[1] == 2 && big[2] == 1, "outgrown: %u %u %u", big[0], big[1],
+              big[2]);
 }
