@@ -74,6 +74,13 @@ const opt_jump *opt_jump_at(const opt_options *o, uint64_t pc)
 }
 
 /* Group b after group a. */
+/* Whether groups ga and gb together fit the I-cache, where no member can
+ * conflict with another. */
+static bool group_fits(const pinfo *pi, uint32_t ga, uint32_t gb, uint32_t cache_bytes)
+{
+    return pi[ga].gb + pi[gb].gb <= cache_bytes;
+}
+
 static void merge_groups(pinfo *pi, uint32_t ga, uint32_t gb)
 {
     if (ga == gb)
@@ -117,7 +124,7 @@ static bool c3_merge(pinfo *pi, const cedge *ce, size_t m, const uint32_t *ran, 
         if (caller == CFG_NONE)
             continue;
         uint32_t ga = pi[caller].grp, gb = pi[callee].grp;
-        if (ga != gb && pi[ga].gb + pi[gb].gb <= cache_bytes)
+        if (ga != gb && group_fits(pi, ga, gb, cache_bytes))
             merge_groups(pi, ga, gb);
     }
     free(byheat);
@@ -169,9 +176,10 @@ static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *
 {
     /* Only hot procedures join groups: a call from a procedure that ran a
      * handful of times would otherwise drag it, and all it calls, in among
-     * the hot code.  Hot: OPT_HOT_SHARE of what ran.  One under
-     * OPT_GROUP_SHARE joins only a group it fits in with (merge below). */
-    double hot = total * (o->c3 ? OPT_HOT_SHARE : OPT_GROUP_SHARE);
+     * the hot code.  Hot: OPT_HOT_SHARE of what ran.  One under `group`
+     * (lukewarm) joins only a group it fits in with (merge below); the
+     * groups of at least `group` go first.  C3 has no lukewarm ones. */
+    double group = total * (o->c3 ? OPT_HOT_SHARE : OPT_GROUP_SHARE);
     size_t ne = 0;
     cedge *ce = o->no_order ? calloc(1, sizeof *ce)
                             : hot_call_edges(prog, f, pi, ran, nran, total * OPT_HOT_SHARE, &ne);
@@ -212,8 +220,8 @@ static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *
          * on some set of the hottest code for nothing. */
         for (size_t k = 0; k < m; k++) {
             uint32_t ga = pi[ce[k].a].grp, gb = pi[ce[k].b].grp;
-            bool lukewarm = pi[ce[k].a].insns < hot || pi[ce[k].b].insns < hot;
-            if (!lukewarm || pi[ga].gb + pi[gb].gb <= cache_bytes)
+            bool lukewarm = pi[ce[k].a].insns < group || pi[ce[k].b].insns < group;
+            if (!lukewarm || group_fits(pi, ga, gb, cache_bytes))
                 merge_groups(pi, ga, gb);
         }
     size_t ng = 0;
@@ -221,7 +229,7 @@ static uint32_t *order_procs(const cfg_program *prog, const est_freq *f, pinfo *
         if (pi[ran[k]].grp == ran[k])
             grps[ng++] = ran[k];
     sort_pi = pi;
-    sort_hot = hot;
+    sort_hot = group;
     qsort(grps, ng, sizeof *grps, by_density);
     size_t n = 0;
     for (size_t g = 0; g < ng; g++)

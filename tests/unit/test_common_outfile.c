@@ -11,25 +11,11 @@
 #include <unistd.h>
 
 #include "common/outfile.h"
-
-static char dir[64];
-
-static void mkdir_tmp(void)
-{
-    strcpy(dir, "/tmp/cpo-outfile-XXXXXX");
-    cr_assert(mkdtemp(dir));
-}
-
-static void rm_tmp(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
-}
+#include "tests/unit/scratch.h"
 
 static size_t entries(void)
 {
-    DIR *d = opendir(dir);
+    DIR *d = opendir(scratch_dir);
     size_t n = 0;
     for (struct dirent *e; (e = readdir(d));)
         n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
@@ -48,12 +34,12 @@ static char *slurp(const char *path)
     return buf;
 }
 
-TestSuite(outfile, .init = mkdir_tmp, .fini = rm_tmp);
+TestSuite(outfile, .init = scratch_make, .fini = scratch_remove);
 
 Test(outfile, writes_and_replaces_whole)
 {
     char path[128], err[256];
-    snprintf(path, sizeof path, "%s/out", dir);
+    snprintf(path, sizeof path, "%s/out", scratch_dir);
     for (int round = 0; round < 2; round++) {
         outfile o;
         cr_assert(outfile_open(&o, path, 0640, err, sizeof err), "%s", err);
@@ -68,7 +54,7 @@ Test(outfile, writes_and_replaces_whole)
 Test(outfile, abort_keeps_the_old_file)
 {
     char path[128], err[256];
-    snprintf(path, sizeof path, "%s/out", dir);
+    snprintf(path, sizeof path, "%s/out", scratch_dir);
     FILE *f = fopen(path, "w");
     fputs("old", f);
     fclose(f);
@@ -83,14 +69,14 @@ Test(outfile, abort_keeps_the_old_file)
 Test(outfile, refuses_nodes_that_are_not_regular_files)
 {
     char path[128], err[256];
-    snprintf(path, sizeof path, "%s/fifo", dir);
+    snprintf(path, sizeof path, "%s/fifo", scratch_dir);
     cr_assert_eq(mkfifo(path, 0600), 0);
     outfile o;
     cr_assert_not(outfile_open(&o, path, 0644, err, sizeof err));
     cr_assert(strstr(err, "a FIFO") && strstr(err, path), "%s", err);
     struct stat st;
     cr_assert(lstat(path, &st) == 0 && S_ISFIFO(st.st_mode));
-    cr_assert_not(outfile_open(&o, dir, 0644, err, sizeof err));
+    cr_assert_not(outfile_open(&o, scratch_dir, 0644, err, sizeof err));
     cr_assert(strstr(err, "a directory"), "%s", err);
     cr_assert_not(outfile_open(&o, "/dev/null", 0644, err, sizeof err));
     cr_assert(strstr(err, "character device"), "%s", err);
@@ -100,8 +86,8 @@ Test(outfile, refuses_nodes_that_are_not_regular_files)
 Test(outfile, a_symlink_is_replaced_its_target_untouched)
 {
     char path[128], target[128], err[256];
-    snprintf(path, sizeof path, "%s/link", dir);
-    snprintf(target, sizeof target, "%s/target", dir);
+    snprintf(path, sizeof path, "%s/link", scratch_dir);
+    snprintf(target, sizeof target, "%s/target", scratch_dir);
     FILE *f = fopen(target, "w");
     fputs("precious", f);
     fclose(f);

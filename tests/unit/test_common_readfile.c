@@ -12,21 +12,7 @@
 #include <sys/stat.h>
 
 #include "common/readfile.h"
-
-static char dir[64];
-
-static void mkdir_tmp(void)
-{
-    strcpy(dir, "/tmp/cpo-readfile-XXXXXX");
-    cr_assert(mkdtemp(dir));
-}
-
-static void rm_tmp(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
-}
+#include "tests/unit/scratch.h"
 
 static void spit(const char *path, const void *data, size_t n)
 {
@@ -36,7 +22,7 @@ static void spit(const char *path, const void *data, size_t n)
     cr_assert_eq(fclose(f), 0);
 }
 
-TestSuite(readfile, .init = mkdir_tmp, .fini = rm_tmp);
+TestSuite(readfile, .init = scratch_make, .fini = scratch_remove);
 
 /* Larger than one read of a pipe-sized buffer, with NUL bytes inside. */
 Test(readfile, reads_a_file_whole_and_ends_it_with_a_nul)
@@ -46,7 +32,7 @@ Test(readfile, reads_a_file_whole_and_ends_it_with_a_nul)
     uint8_t *want = malloc(n);
     for (size_t i = 0; i < n; i++)
         want[i] = (uint8_t)(i * 7);
-    snprintf(path, sizeof path, "%s/data", dir);
+    snprintf(path, sizeof path, "%s/data", scratch_dir);
     spit(path, want, n);
     uint8_t *got = readfile(path, SIZE_MAX, &size, err, sizeof err);
     cr_assert(got, "%s", err);
@@ -61,7 +47,7 @@ Test(readfile, an_empty_file_is_an_empty_buffer)
 {
     char path[128], err[256];
     size_t size = 99;
-    snprintf(path, sizeof path, "%s/empty", dir);
+    snprintf(path, sizeof path, "%s/empty", scratch_dir);
     spit(path, "", 0);
     char *got = readfile(path, SIZE_MAX, &size, err, sizeof err);
     cr_assert(got, "%s", err);
@@ -74,7 +60,7 @@ Test(readfile, a_missing_file_is_named_with_the_reason)
 {
     char path[128], err[256];
     size_t size = 99;
-    snprintf(path, sizeof path, "%s/none", dir);
+    snprintf(path, sizeof path, "%s/none", scratch_dir);
     cr_assert_null(readfile(path, SIZE_MAX, &size, err, sizeof err));
     cr_assert_eq(errno, ENOENT);
     cr_assert_eq(size, 0);
@@ -85,11 +71,11 @@ Test(readfile, a_directory_or_fifo_is_refused)
 {
     char path[128], err[256];
     size_t size;
-    cr_assert_null(readfile(dir, SIZE_MAX, &size, err, sizeof err));
+    cr_assert_null(readfile(scratch_dir, SIZE_MAX, &size, err, sizeof err));
     cr_assert_eq(errno, EISDIR);
-    cr_assert(strstr(err, dir) && strstr(err, "a directory, not a regular file"), "%s", err);
+    cr_assert(strstr(err, scratch_dir) && strstr(err, "a directory, not a regular file"), "%s", err);
     /* opened without blocking: no writer must not hang the reader */
-    snprintf(path, sizeof path, "%s/fifo", dir);
+    snprintf(path, sizeof path, "%s/fifo", scratch_dir);
     cr_assert_eq(mkfifo(path, 0600), 0);
     cr_assert_null(readfile(path, SIZE_MAX, &size, err, sizeof err));
     cr_assert_eq(errno, EINVAL);
@@ -101,7 +87,7 @@ Test(readfile, more_than_max_is_refused_or_cut_to_a_head)
     char path[128], err[256];
     size_t size, got;
     uint64_t file_size;
-    snprintf(path, sizeof path, "%s/ten", dir);
+    snprintf(path, sizeof path, "%s/ten", scratch_dir);
     spit(path, "0123456789", 10);
     cr_assert_null(readfile(path, 9, &size, err, sizeof err));
     cr_assert_eq(errno, EFBIG);
