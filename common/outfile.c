@@ -37,6 +37,106 @@ bool outfile_is(const char *path, const char *in)
     return stat(path, &a) == 0 && stat(in, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* The real path of path's directory ("." when it has none), malloc'd, and
+ * its last component in *base.  A directory that does not exist yet (an
+ * output directory the command will make) resolves through its nearest
+ * existing ancestor.  NULL when nothing can be resolved. */
+static char *real_parent(const char *path, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    *base = slash ? slash + 1 : path;
+    char *real = realpath(dir, NULL);
+    if (real || errno != ENOENT || !slash || slash == path)
+        return real;
+    const char *up;
+    char *parent = real_parent(dir, &up);
+    if (!parent || !strcmp(up, "."))
+        return parent;
+    if (!strcmp(up, "..")) {   /* lexically, as no link below is known */
+        char *last = strrchr(parent, '/');
+        if (last)
+            last[last == parent] = 0;
+        return parent;
+    }
+    size_t n = strlen(parent) + strlen(up) + 2;
+    real = malloc(n);
+    if (real)
+        snprintf(real, n, "%s/%s", strcmp(parent, "/") ? parent : "", up);
+    free(parent);
+    return real;
+}
+
+bool outfile_same(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if (ea && eb)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (ea != eb)
+        return false;
+    /* Neither exists yet: two outputs of one run, compared by name. */
+    const char *ba, *bb;
+    char *da = real_parent(a, &ba), *db = real_parent(b, &bb);
+    bool same = da && db ? !strcmp(da, db) && !strcmp(ba, bb) : !strcmp(a, b);
+    free(da);
+    free(db);
+    return same;
+}
+
+bool outfile_inside(const char *path, const char *dir)
+{
+    const char *base;
+    char *p = real_parent(path, &base), *d = realpath(dir, NULL);
+    bool in = false;
+    if (p && d) {
+        char full[8192];
+        snprintf(full, sizeof full, "%s/%s", strcmp(p, "/") ? p : "", base);
+        size_t n = strlen(d);
+        if (!strcmp(d, "/"))
+            n = 0;   /* everything is below the root */
+        in = !strncmp(full, d, n) && (full[n] == 0 || full[n] == '/');
+    }
+    free(p);
+    free(d);
+    return in;
+}
+
+bool outfile_apart(const outfile_arg *outs, size_t nout, const outfile_arg *ins, size_t nin,
+                   const outfile_arg *dirs, size_t ndirs, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < nout; i++) {
+        const outfile_arg *o = &outs[i];
+        if (!o->path)
+            continue;
+        for (size_t k = 0; k < nin; k++)
+            if (ins[k].path && outfile_same(o->path, ins[k].path)) {
+                snprintf(err, errlen, "%s %s: the same file as %s %s, which writing it would replace",
+                         o->how, o->path, ins[k].how, ins[k].path);
+                return false;
+            }
+        for (size_t k = 0; k < i; k++)
+            if (outs[k].path && outfile_same(o->path, outs[k].path)) {
+                snprintf(err, errlen, "%s %s: the same file as %s %s; give each output its own",
+                         o->how, o->path, outs[k].how, outs[k].path);
+                return false;
+            }
+        for (size_t k = 0; k < ndirs; k++)
+            if (dirs[k].path && outfile_inside(o->path, dirs[k].path)) {
+                snprintf(err, errlen, "%s %s: inside %s %s, whose files are not to be replaced; "
+                         "write it elsewhere", o->how, o->path, dirs[k].how, dirs[k].path);
+                return false;
+            }
+    }
+    return true;
+}
+
 bool outfile_is_temp(const char *path, const char *name)
 {
     const char *slash = strrchr(path, '/');

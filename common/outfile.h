@@ -47,4 +47,26 @@ bool outfile_is_temp(const char *path, const char *name);
  * through any link): writing it would replace the input. */
 bool outfile_is(const char *path, const char *in);
 
+/* Where one path is named on a command line: how (an option such as
+ * "--report", or words such as "the image") and the path itself. */
+typedef struct outfile_arg {
+    const char *how;
+    const char *path;
+} outfile_arg;
+
+/* Whether a and b name one file: the same inode when both exist (through
+ * any link), else the same name in the same directory ("x" and "./x"). */
+bool outfile_same(const char *a, const char *b);
+/* Whether path is dir or lies somewhere below it (an output written into a
+ * database would replace or confuse files the database owns).  The
+ * output's last component is not resolved: a link there is replaced,
+ * never written through. */
+bool outfile_inside(const char *path, const char *dir);
+/* Before anything is written: false with "HOW PATH: why" in err when an
+ * output names the same file as an input or as another output, or lies
+ * inside one of dirs (directories the command reads or keeps, such as
+ * databases).  Entries with a NULL path are skipped. */
+bool outfile_apart(const outfile_arg *outs, size_t nout, const outfile_arg *ins, size_t nin,
+                   const outfile_arg *dirs, size_t ndirs, char *err, size_t errlen);
+
 #endif

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/outfile.h"
 #include "service/internal.h"
 
 typedef struct parser {
@@ -257,6 +258,11 @@ static bool complete(parser *p, svc_config *c, const char *tools)
         return bad(p, "no 'state' (the service's own directory)");
     if (!c->nprograms)
         return bad(p, "no [program NAME] to look after");
+    /* Every round writes its candidate, plan and report under the state
+     * directory, and no tool writes into a database it reads. */
+    if (outfile_inside(c->state, c->db))
+        return bad(p, "'state' (%s) lies inside 'db' (%s): keep the service's files out of the database",
+                   c->state, c->db);
     if (!c->tools && !(c->tools = strdup(tools)))
         return bad(p, "out of memory");
     if (!c->axp && !(c->axp = svc_format("%s/axp run --", c->tools)))

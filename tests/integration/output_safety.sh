@@ -3,7 +3,8 @@
 # --write-plan and cpo export refuse an output that is a device node, FIFO
 # or directory and leave it as it was; a symbolic link at the output is
 # replaced, its target untouched; a failed command leaves an existing
-# output whole and no temporary behind.
+# output whole and no temporary behind; no output may name a file the
+# command reads, another of its outputs, or a place inside a database.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -73,6 +74,47 @@ if [ -x "$AXP" ]; then
   "$AXP" run --stats "$tmp/stats.json" -- "$PROG" > /dev/null 2>&1
   check "axp --stats replaces the file when the run ends" grep -q '"cycles"\|"instructions"' "$tmp/stats.json"
 fi
+# Outputs that would replace what the command reads, or each other.
+# refused STATUS PATTERN FILE CMD...: exits STATUS, says PATTERN, FILE unchanged.
+refusal_said() { [ "$rc" -eq "$want_rc" ] && grep -q -- "$want_pat" "$tmp/err"; }
+refused() {
+  local want=$1 pat=$2 file=$3 before
+  shift 3
+  before=$(md5sum < "$file")
+  "$@" > /dev/null 2> "$tmp/err"
+  rc=$? want_rc=$want want_pat=$pat
+  check "refused (exit $rc): $(head -1 "$tmp/err")" refusal_said
+  check "... $(basename "$file") unchanged" [ "$(md5sum < "$file")" = "$before" ]
+}
+cp "$PROG" "$tmp/img"
+printf 'cpo-layout 1\n' > "$tmp/id.plan"
+refused 2 "--report $tmp/img: the same file as the image" "$tmp/img" \
+  "$OPT" "$tmp/img" --exact "$tmp/no-such-counts" --report "$tmp/img" -o "$tmp/y"
+refused 2 "--write-plan $tmp/./img: the same file as the image" "$tmp/img" \
+  "$OPT" "$tmp/img" --plan identity --write-plan "$tmp/./img" -o "$tmp/y"
+refused 2 "--write-plan $tmp/id.plan: the same file as --plan" "$tmp/id.plan" \
+  "$OPT" "$tmp/img" --plan "$tmp/id.plan" --write-plan "$tmp/id.plan" -o "$tmp/y"
+refused 2 "the same file as -o" "$tmp/img" "$OPT" "$tmp/img" --plan identity --write-plan "$tmp/y" -o "$tmp/./y"
+mkdir -p "$tmp/db"
+refused 2 "inside the database" "$tmp/img" "$OPT" "$tmp/img" --db "$tmp/db" --report "$tmp/db/r" -o "$tmp/y"
+refused 2 "inside the database" "$tmp/img" "$CPO" export --pprof "$tmp/db/new/p.pb.gz" --db "$tmp/db"
+check "... and no output was made" [ ! -e "$tmp/y" -a ! -e "$tmp/db/r" ]
+mv "$tmp/img" "$tmp/report.txt"
+refused 2 "the same file as BEFORE" "$tmp/report.txt" "$CPO" report "$tmp/report.txt" "$PROG" -o "$tmp" --db "$tmp/db"
+rm -f "$tmp/report.txt" "$tmp/id.plan"
+if [ -x "$AXP" ]; then
+  cp "$PROG" "$tmp/img"
+  echo input > "$tmp/in.txt"
+  refused 2 "--exact $tmp/img: the same file as the program" "$tmp/img" "$AXP" run --exact "$tmp/img" -- "$tmp/img"
+  refused 2 "the same file as the program's argument" "$tmp/in.txt" "$AXP" run --stats "$tmp/in.txt" -- "$tmp/img" "$tmp/in.txt"
+  refused 2 "--sample-log $tmp/img: the same file as the program" "$tmp/img" "$AXP" run --pmu cycles --sample-log "$tmp/img" -- "$tmp/img"
+  refused 2 "--exact $tmp/s.json: the same file as --stats" "$tmp/img" "$AXP" run --stats "$tmp/s.json" --exact "$tmp/s.json" -- "$tmp/img"
+  refused 2 "inside the collector's database" "$tmp/img" "$AXP" run --pmu cycles --collector "$tmp/db" --stats "$tmp/db/s" -- "$tmp/img"
+  check "... and no result file was made" [ ! -e "$tmp/s.json" -a ! -e "$tmp/db/s" ]
+  rm -f "$tmp/img" "$tmp/in.txt"
+fi
+rm -rf "$tmp/db"
+
 left=$(ls -A "$tmp" | grep -c '^\.')
 check "no temporary left behind ($left)" [ "$left" -eq 0 ]
 check "the input image is unchanged" [ "$(md5sum < "$PROG")" = "$sum_in" ]

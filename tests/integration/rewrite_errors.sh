@@ -48,7 +48,7 @@ expect 1 "$tmp/noproc.plan:2: 0x120000000 is not the start of a procedure" \
   "$OPT" "$PROG" --plan "$tmp/noproc.plan" -o "$tmp/x"
 expect 1 "$tmp/missing.plan" "$OPT" "$PROG" --plan "$tmp/missing.plan" -o "$tmp/x"
 cp "$PROG" "$tmp/same"
-expect 1 "output is the input" "$OPT" "$tmp/same" --plan identity -o "$tmp/same"
+expect 2 "the same file as the image" "$OPT" "$tmp/same" --plan identity -o "$tmp/same"
 cmp -s "$PROG" "$tmp/same" || { echo "FAIL: input overwritten"; failed=$((failed + 1)); }
 expect 1 "not a rewritten image" "$CPO" addrmap "$PROG" 0x120000000
 expect 1 "no/such/dir/x: cannot create" "$OPT" "$PROG" --plan identity -o "$tmp/no/such/dir/x"
@@ -64,7 +64,7 @@ if command -v alpha-linux-gnu-gcc >/dev/null 2>&1; then
   alpha-linux-gnu-gcc -O2 -fPIE -pie -Wl,--emit-relocs -o "$tmp/pie" "$tmp/t.c"
   "$BUILD/bin/axp" run --exact "$tmp/x.exact" -- "$PROG" >/dev/null 2>&1
   expect 1 "PIE are not supported" "$OPT" "$tmp/pie" --exact "$tmp/x.exact" --report "$tmp/r1" -o "$tmp/x"
-  expect 1 "output is the input" "$OPT" "$tmp/same" --exact "$tmp/x.exact" --report "$tmp/r2" -o "$tmp/same"
+  expect 2 "the same file as the image" "$OPT" "$tmp/same" --exact "$tmp/x.exact" --report "$tmp/r2" -o "$tmp/same"
   expect 1 "cannot create a file in" "$OPT" "$PROG" --exact "$tmp/x.exact" --report "$tmp/r3" -o "$tmp/no/x"
   # Counts that declare the image but hold none of its records.
   awk '!($1 ~ /^(block|edge|entry|exit|branch|jump|call)$/ && $2 == 0)' "$tmp/x.exact" >"$tmp/none.exact"

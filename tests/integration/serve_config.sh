@@ -67,6 +67,7 @@ refused no-program "no-program.conf: no \[program NAME\] to look after" <<<""
 refused_as_is empty "empty.conf: no 'db' (the profile database cpod fills)" </dev/null
 refused_as_is no-db "no-db.conf: no 'db' (the profile database cpod fills)" <<<"$(printf 'state = state\n[program p]\noriginal = orig/prog\ndeploy = bin/p\ntest = true\n')"
 refused_as_is no-state "no-state.conf: no 'state' (the service's own directory)" <<<"$(printf 'db = db\n[program p]\noriginal = orig/prog\ndeploy = bin/p\ntest = true\n')"
+refused_as_is state-in-db "state-in-db.conf: 'state' (.*/db/./serve) lies inside 'db' (.*/db)" <<<"$(printf 'db = db\nstate = db/./serve\n[program p]\noriginal = orig/prog\ndeploy = bin/p\ntest = true\n')"
 timeout -k 5 30 "$CPO" serve --config "$tmp/none/serve.conf" --once >"$tmp/out" 2>&1
 if [ $? -ne 0 ] && grep -q "none/serve.conf: No such file or directory" "$tmp/out"; then
   echo "ok   a configuration in a missing directory: $(head -1 "$tmp/out")"; passed=$((passed + 1))

@@ -109,3 +109,73 @@ Test(outfile, missing_directory_is_an_error)
     cr_assert_not(outfile_open(&o, "/nonexistent-dir/x", 0644, err, sizeof err));
     cr_assert(strstr(err, "/nonexistent-dir/x"), "%s", err);
 }
+
+/* scratch_dir/name, in one of a few static buffers */
+static const char *at(const char *name)
+{
+    static char buf[32][192];
+    static int k;
+    k = (k + 1) % 32;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", scratch_dir, name);
+    return buf[k];
+}
+
+Test(outfile, same_file_by_inode_or_by_name)
+{
+    FILE *f = fopen(at("in"), "w");
+    fputs("x", f);
+    fclose(f);
+    cr_assert_eq(mkdir(at("sub"), 0755), 0);
+    cr_assert_eq(symlink(scratch_dir, at("up")), 0);
+    cr_assert(outfile_same(at("in"), at("./in")));
+    cr_assert(outfile_same(at("in"), at("sub/../in")));
+    cr_assert(outfile_same(at("up/in"), at("in")), "a link to the directory on the way");
+    cr_assert_not(outfile_same(at("in"), at("out")), "one exists, the other not");
+    /* neither exists: two outputs of one run */
+    cr_assert(outfile_same(at("out"), at("sub/../out")));
+    cr_assert(outfile_same(at("new/out"), at("new/./out")), "a directory not made yet");
+    cr_assert_not(outfile_same(at("out"), at("sub/out")));
+}
+
+Test(outfile, inside_a_directory)
+{
+    cr_assert_eq(mkdir(at("db"), 0755), 0);
+    cr_assert_eq(symlink(at("db"), at("dblink")), 0);
+    cr_assert(outfile_inside(at("db/x"), at("db")));
+    cr_assert(outfile_inside(at("db"), at("db")), "the directory itself");
+    cr_assert(outfile_inside(at("db/not/yet/made/x"), at("db")));
+    cr_assert(outfile_inside(at("dblink/x"), at("db")), "through a link on the way");
+    cr_assert_eq(mkdir(at("sub"), 0755), 0);
+    cr_assert(outfile_inside(at("sub/../db/y"), at("db/")));
+    cr_assert(outfile_inside(at("db/new/../y"), at("db")), "'..' after a directory not made yet");
+    cr_assert_not(outfile_inside(at("dbx"), at("db")), "a name that only starts alike");
+    cr_assert_not(outfile_inside(at("x"), at("db")));
+    /* a link as the last step is itself replaced, never written through */
+    cr_assert_not(outfile_inside(at("dblink"), at("db")));
+    cr_assert_not(outfile_inside(at("x"), at("no-such-db")));
+}
+
+Test(outfile, apart_names_both_sides)
+{
+    char err[512];
+    FILE *f = fopen(at("img"), "w");
+    fputs("x", f);
+    fclose(f);
+    cr_assert_eq(mkdir(at("db"), 0755), 0);
+    outfile_arg ins[] = { { "the image", at("img") }, { "--exact", NULL } };
+    outfile_arg dirs[] = { { "the database", at("db") } };
+    outfile_arg ok[] = { { "-o", at("out") }, { "--report", at("report") }, { "--write-plan", NULL } };
+    cr_assert(outfile_apart(ok, 3, ins, 2, dirs, 1, err, sizeof err), "%s", err);
+
+    outfile_arg over_in[] = { { "-o", at("out") }, { "--report", at("./img") } };
+    cr_assert_not(outfile_apart(over_in, 2, ins, 2, dirs, 1, err, sizeof err));
+    cr_assert(strstr(err, "--report") && strstr(err, "the image"), "%s", err);
+
+    outfile_arg twice[] = { { "-o", at("out") }, { "--report", at("db/../out") } };
+    cr_assert_not(outfile_apart(twice, 2, ins, 2, dirs, 1, err, sizeof err));
+    cr_assert(strstr(err, "--report") && strstr(err, "-o"), "%s", err);
+
+    outfile_arg in_db[] = { { "--stats", at("db/s.json") } };
+    cr_assert_not(outfile_apart(in_db, 1, NULL, 0, dirs, 1, err, sizeof err));
+    cr_assert(strstr(err, "inside the database"), "%s", err);
+}

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "alpha/ev5.h"
@@ -134,6 +135,37 @@ typedef struct run_opts {
     unsigned stacks;            /* --stacks: frames per sample, 0 off */
     int prog;                   /* argv index of the program */
 } run_opts;
+
+/* No result file may replace the program, a file named among its
+ * arguments (its input, most likely), another result file, or a file of
+ * the collector's database.  Arguments that name no existing file are
+ * not files of the run's and need no check. */
+static bool outputs_apart(int argc, char **argv, const run_opts *o)
+{
+    outfile_arg outs[] = { { "--truth", o->truth }, { "--stats", o->stats }, { "--exact", o->exact },
+                           { "--paths", o->paths }, { "--cct", o->cct },
+                           { "--profileme-truth", o->pm_truth }, { "--sample-log", o->co.sample_log },
+                           { "--values-log", o->values_log } };
+    size_t nout = sizeof outs / sizeof outs[0], nin = 0;
+    outfile_arg *ins = calloc((size_t)(argc - o->prog), sizeof *ins);
+    if (!ins) {
+        fprintf(stderr, "axp: out of memory\n");
+        return false;
+    }
+    ins[nin++] = (outfile_arg){ "the program", argv[o->prog] };
+    for (int k = o->prog + 1; k < argc; k++) {
+        struct stat st;
+        if (stat(argv[k], &st) == 0 && !S_ISDIR(st.st_mode))
+            ins[nin++] = (outfile_arg){ "the program's argument", argv[k] };
+    }
+    outfile_arg db = { "the collector's database", o->co.db_dir };
+    char err[1024];
+    bool ok = outfile_apart(outs, nout, ins, nin, &db, 1, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "axp: %s\n", err);
+    free(ins);
+    return ok;
+}
 
 /* One option at argv[*i]: OPT_TAKEN, OPT_UNKNOWN, or the status to exit
  * with now (0 after --help or --ev5 list). */
@@ -340,6 +372,8 @@ static int parse_run(int argc, char **argv, run_opts *o)
         fprintf(stderr, "axp: %s needs --pmu (which events to sample)\n", needs);
         return AXP_EXIT_USAGE;
     }
+    if (!outputs_apart(argc, argv, o))
+        return AXP_EXIT_USAGE;
     o->cfg.exact = o->exact != NULL;
     o->co.stacks = o->stacks != 0;
     return -1;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/outfile.h"
 #include "report/pprof.h"
 #include "estimator/profset.h"
 #include "tools/cpo/commands.h"
@@ -44,6 +45,12 @@ int cmd_export(int argc, char **argv)
     }
     if ((rc = cpo_selection_finish("export", &sel, rc)))
         return rc;
+    outfile_arg out = { "--pprof", pprof }, db = { "the database", sel.db };
+    char why[1024];
+    if (!outfile_apart(&out, 1, NULL, 0, &db, 1, why, sizeof why)) {
+        fprintf(stderr, "cpo: export: %s\n", why);
+        return 2;
+    }
     est_set s;
     rc = cpo_selection_load(&sel, &s);
     if (rc < 0)

@@ -74,12 +74,23 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "cpo report: no profile database: give --db DIR or set CPO_DB\n");
         return 2;
     }
+    /* The report's two files must not replace the builds it compares or
+     * land in the database (checked before the directory is made). */
+    char txt[4096], html[4096], err[1024];
+    snprintf(txt, sizeof txt, "%s/report.txt", out);
+    snprintf(html, sizeof html, "%s/index.html", out);
+    outfile_arg outs[] = { { "-o", txt }, { "-o", html } };
+    outfile_arg ins[] = { { "BEFORE", files[0] }, { "AFTER", files[1] } };
+    outfile_arg dir = { "the database", db };
+    if (!outfile_apart(outs, 2, ins, 2, &dir, 1, err, sizeof err)) {
+        fprintf(stderr, "cpo report: %s\n", err);
+        return 2;
+    }
     if (mkdir(out, 0755) && errno != EEXIST) {
         fprintf(stderr, "cpo report: %s: %s\n", out, strerror(errno));
         return 1;
     }
     rpt r;
-    char err[1024];
     if (!rpt_build(db, epoch, files[0], files[1], &r, err, sizeof err)) {
         fprintf(stderr, "cpo report: %s\n", err);
         return 1;

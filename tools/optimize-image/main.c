@@ -253,6 +253,31 @@ static bool repeated(const char *opt, const char *const *v, size_t n, bool by_fi
     return false;
 }
 
+/* No output may replace a file the run reads, another output, or a file
+ * of a database given: checked before anything is read or written. */
+static bool outputs_apart(const args *a)
+{
+    outfile_arg outs[] = { { "-o", a->out }, { "--report", a->report }, { "--write-plan", a->wplan } };
+    outfile_arg ins[1 + 64 + 1 + 256 + 16], dirs[64];
+    size_t nin = 0, nd = 0;
+    ins[nin++] = (outfile_arg){ "the image", a->in };
+    for (size_t i = 0; i < a->nexact; i++)
+        ins[nin++] = (outfile_arg){ "--exact", a->exact[i] };
+    if (a->planarg && strcmp(a->planarg, "identity") && strcmp(a->planarg, "random"))
+        ins[nin++] = (outfile_arg){ "--plan", a->planarg };
+    for (size_t i = 0; i < a->nimages; i++)
+        ins[nin++] = (outfile_arg){ "--image", a->images[i] };
+    for (size_t i = 0; i < a->nstale; i++)
+        ins[nin++] = (outfile_arg){ "--stale", a->stale[i] };
+    for (size_t i = 0; i < a->src.ndbs; i++)
+        dirs[nd++] = (outfile_arg){ "the database", a->src.dbs[i] };
+    char err[1024];
+    if (outfile_apart(outs, 3, ins, nin, dirs, nd, err, sizeof err))
+        return true;
+    fprintf(stderr, "optimize-image: %s\n", err);
+    return false;
+}
+
 /* Reads the command line into *a: -1 to go on, else the status to exit
  * with (0 after --help, 2 after a usage error, said). */
 static int parse_args(int argc, char **argv, args *a)
@@ -381,7 +406,7 @@ static int parse_args(int argc, char **argv, args *a)
     }
     if (repeated("--db", a->src.dbs, a->src.ndbs, true) ||
         repeated("--epoch", a->src.epochs, a->src.nepochs, false) ||
-        repeated("--exact", a->exact, a->nexact, true))
+        repeated("--exact", a->exact, a->nexact, true) || !outputs_apart(a))
         return 2;
     a->sel.image_files = a->images;
     a->sel.nimage_files = a->nimages;
