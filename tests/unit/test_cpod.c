@@ -24,17 +24,19 @@
 #include "collector/cpod.h"
 #include "collector/driver.h"
 #include "profdb/profdb.h"
+#include "tests/unit/scratch.h"
 
-static char tmp[256], db[700], logpath[300];
+static char db[700], logpath[300];
 
 static void setup(void)
 {
-    snprintf(tmp, sizeof tmp, "/tmp/cpo-cpod-XXXXXX");
-    cr_assert(mkdtemp(tmp));
-    snprintf(db, sizeof db, "%s/db", tmp);
-    snprintf(logpath, sizeof logpath, "%s/log", tmp);
+    scratch_make();
+    snprintf(db, sizeof db, "%s/db", scratch_dir);
+    snprintf(logpath, sizeof logpath, "%s/log", scratch_dir);
 }
 
+/* The daemon's regions are on /dev/shm, outside the scratch directory:
+ * found through STATE/regions before that goes. */
 static void teardown(void)
 {
     char state[CPOD_PATH_MAX], msg[256], cmd[CPOD_PATH_MAX + 600], link[CPOD_PATH_MAX + 16], target[CPOD_PATH_MAX];
@@ -46,8 +48,7 @@ static void teardown(void)
             if (system(cmd)) {}
         }
     }
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    if (system(cmd)) {}
+    scratch_remove();
 }
 
 TestSuite(cpod, .init = setup, .fini = teardown, .timeout = 60);
@@ -219,7 +220,7 @@ Test(cpod, locations)
     }
     /* A file where the database should be */
     char file[400];
-    snprintf(file, sizeof file, "%s/plainfile", tmp);
+    snprintf(file, sizeof file, "%s/plainfile", scratch_dir);
     int fd = open(file, O_CREAT | O_WRONLY, 0644);
     close(fd);
     cr_assert_not(cpod_state_dir(file, true, state, msg, sizeof msg));
@@ -490,7 +491,7 @@ Test(cpod, deep_database_path)
 {
     /* Longer than a unix socket's 108-byte path. */
     char deep[600];
-    snprintf(deep, sizeof deep, "%s", tmp);
+    snprintf(deep, sizeof deep, "%s", scratch_dir);
     while (strlen(deep) < 200)
         strcat(deep, "/a-rather-long-directory-name");
     snprintf(db, sizeof db, "%s/db", deep);

@@ -11,23 +11,14 @@
 #include <unistd.h>
 
 #include "collector/driver.h"
+#include "tests/unit/scratch.h"
 
-static char dir[64], path[96];
+static char path[96];
 
 static void mkregion_path(void)
 {
-    /* on a tmpfs when there is one, like a real region: much faster */
-    snprintf(dir, sizeof dir, "%s/drvtestXXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-    cr_assert(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/region", dir);
-}
-
-static void cleanup(void)
-{
-    char p[128];
-    unlink(path);
-    snprintf(p, sizeof p, "rm -rf %s", dir);
-    if (system(p)) {}
+    scratch_make_shm();
+    snprintf(path, sizeof path, "%s/region", scratch_dir);
 }
 
 static drv *open_drv(unsigned ncpus, unsigned table, unsigned buffer, drv_policy pol,
@@ -107,7 +98,7 @@ static void bucket_of(drv *d, uint64_t pc, drv_entry out[4])
 
 #define PE(pid, ev) ((uint32_t)(pid) << 8 | (ev))
 
-TestSuite(driver, .init = mkregion_path, .fini = cleanup);
+TestSuite(driver, .init = mkregion_path, .fini = scratch_remove);
 
 Test(driver, hash_spreads_sequential_pcs)
 {

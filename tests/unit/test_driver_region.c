@@ -14,25 +14,17 @@
 
 #include "collector/driver.h"
 #include "collector/driver_shm.h"
+#include "tests/unit/scratch.h"
 
-static char dir[64], path[96];
+static char path[96];
 
 static void setup(void)
 {
-    /* on a tmpfs when there is one, like a real region: much faster */
-    snprintf(dir, sizeof dir, "%s/drvregXXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-    cr_assert(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/region", dir);
+    scratch_make_shm();
+    snprintf(path, sizeof path, "%s/region", scratch_dir);
 }
 
-static void teardown(void)
-{
-    char p[128];
-    snprintf(p, sizeof p, "rm -rf %s", dir);
-    if (system(p)) {}
-}
-
-TestSuite(driver_region, .init = setup, .fini = teardown);
+TestSuite(driver_region, .init = setup, .fini = scratch_remove);
 
 static drv *open_small(unsigned ncpus, drv_error *e)
 {

@@ -12,20 +12,14 @@
 #include <unistd.h>
 
 #include "collector/driver_stacks.h"
+#include "tests/unit/scratch.h"
 
-static char dir[64], region[96];
+static char region[96];
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/stktestXXXXXX");
-    cr_assert(mkdtemp(dir));
-    snprintf(region, sizeof region, "%s/region", dir);
-}
-
-static void teardown(void)
-{
-    drv_stacks_unlink(region);
-    rmdir(dir);
+    scratch_make();
+    snprintf(region, sizeof region, "%s/region", scratch_dir);
 }
 
 typedef struct seen {
@@ -57,7 +51,7 @@ static int put(drv_stacks *s, uint32_t pid)
     return drv_stack_put(s, 0, pid, pid & 7, pid % 8, pc, n);
 }
 
-Test(driver_stacks, in_order_across_the_end_and_refused_when_full, .init = setup, .fini = teardown)
+Test(driver_stacks, in_order_across_the_end_and_refused_when_full, .init = setup, .fini = scratch_remove)
 {
     drv_error err;
     drv_stacks *p = drv_stacks_create(region, 2, 4096, &err);
@@ -89,7 +83,7 @@ Test(driver_stacks, in_order_across_the_end_and_refused_when_full, .init = setup
     drv_stacks_close(p);
 }
 
-Test(driver_stacks, another_process_reads_and_damage_is_an_error, .init = setup, .fini = teardown)
+Test(driver_stacks, another_process_reads_and_damage_is_an_error, .init = setup, .fini = scratch_remove)
 {
     drv_error err;
     drv_stacks *p = drv_stacks_create(region, 1, 4096, &err);

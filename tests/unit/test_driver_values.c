@@ -13,23 +13,17 @@
 #include <unistd.h>
 
 #include "collector/driver_shm.h"
+#include "tests/unit/scratch.h"
 
-static char dir[64], path[96];
+static char path[96];
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "%s/drvvalXXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-    cr_assert(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/region", dir);
+    scratch_make_shm();
+    snprintf(path, sizeof path, "%s/region", scratch_dir);
 }
 
-static void teardown(void)
-{
-    unlink(path);
-    rmdir(dir);
-}
-
-TestSuite(driver_values, .init = setup, .fini = teardown);
+TestSuite(driver_values, .init = setup, .fini = scratch_remove);
 
 typedef struct got {
     uint64_t n, next[2];      /* records seen; the next run number expected per CPU */

@@ -16,6 +16,7 @@
 #include "estimator/freq_internal.h"
 #include "estimator/summary.h"
 #include "profdb/exact.h"
+#include "tests/unit/scratch.h"
 
 static profdb_exact *parse(const char *text, profdb_error *err)
 {
@@ -93,9 +94,11 @@ Test(exact, missing_file_is_an_error)
     cr_assert(strstr(err.msg, "/nonexistent/x.exact"), "%s", err.msg);
 }
 
-/* A test program run under axp with --exact: its counts, image and CFG. */
+/* A test program run under axp with --exact: its counts, image and CFG.
+ * The counts file is in the test's scratch directory, named after the
+ * program: a test may count two. */
 typedef struct counted {
-    char dir[32], exact[512];
+    char exact[512];
     profdb_exact *ex;
     image *img;
     cfg_program *cfg;
@@ -106,9 +109,7 @@ static void count_program(const char *name, counted *c)
     const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
     char prog[512], cmd[2048], err[256];
     snprintf(prog, sizeof prog, "%s/programs/%s", build, name);
-    strcpy(c->dir, "/tmp/cpo-freq-XXXXXX");
-    cr_assert(mkdtemp(c->dir));
-    snprintf(c->exact, sizeof c->exact, "%s/x.exact", c->dir);
+    snprintf(c->exact, sizeof c->exact, "%s/%s.exact", scratch_dir, name);
     snprintf(cmd, sizeof cmd, "%s/bin/axp run --exact %s -- %s >/dev/null 2>&1 </dev/null", build, c->exact, prog);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     profdb_error perr = { 0 };
@@ -126,9 +127,10 @@ static void uncount(counted *c)
     cfg_free(c->cfg);
     image_close(c->img);
     profdb_exact_free(c->ex);
-    unlink(c->exact);
-    rmdir(c->dir);
 }
+
+TestSuite(freq, .init = scratch_make, .fini = scratch_remove);
+TestSuite(summary, .init = scratch_make, .fini = scratch_remove);
 
 /* Runs a test program under axp with --exact and lays its counts onto its
  * CFG: every block's count must equal what flows in and what flows out. */

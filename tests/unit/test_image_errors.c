@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "image/image.h"
+#include "tests/unit/scratch.h"
 
 typedef struct {
     uint8_t *b;
@@ -93,16 +94,14 @@ Test(image_errors, cannot_open)
 
 /* A FIFO where an image was: refused at once, not waited on for a writer
  * (the timeout turns a hang into a failure). */
-Test(image_errors, fifo_is_refused_without_waiting, .timeout = 10)
+Test(image_errors, fifo_is_refused_without_waiting, .timeout = 10, .init = scratch_make,
+     .fini = scratch_remove)
 {
-    char dir[] = "/tmp/cpo-image-fifo-XXXXXX", path[64];
-    cr_assert(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/prog", dir);
+    char path[80];
+    snprintf(path, sizeof path, "%s/prog", scratch_dir);
     cr_assert_eq(mkfifo(path, 0600), 0);
     image_error err;
     image *img = image_open(path, &err);
-    unlink(path);
-    rmdir(dir);
     cr_assert_null(img);
     cr_assert_eq(err.code, IMG_EIO);
     cr_assert(strstr(err.msg, "not a regular file"), "%s", err.msg);
