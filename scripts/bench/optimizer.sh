@@ -368,13 +368,16 @@ for w in $WORKLOADS; do
   geomean "$tmp/$w.table" | tee "$tmp/$w.geo"
   # The mean of each family of draws: samples, samples2, ... (trainings)
   # and exact, exactp1, ... (perturbed exact counts).
+  # With the standard error of that mean: a change to the plan that moves
+  # the mean by less than about two of them is not told from the spread.
   awk '$2 ~ /^(samples[0-9]*|coldh[0-9]*|exact(p[0-9]+)?|gaps(p[0-9]+)?)$/ {
-         f = $2; sub(/p?[0-9]+$/, "", f); n[f]++; s[f] += $5
+         f = $2; sub(/p?[0-9]+$/, "", f); n[f]++; s[f] += $5; q[f] += $5 * $5
          if (n[f] == 1 || $5 < lo[f]) lo[f] = $5; if ($5 > hi[f]) hi[f] = $5
          if (match($0, /, [0-9.]+% as a geo/)) gm[f] += substr($0, RSTART + 2, RLENGTH - 11) }
-       END { for (f in n) if (n[f] > 1)
-               printf "%s over %d %s: cycles ratio %.4f on the mean (%.4f to %.4f), I-cache misses %.1f%% fewer as a geometric mean, on the mean\n",
-                 f, n[f], f ~ /^(samples|coldh)/ ? "trainings" : "draws", s[f] / n[f], lo[f], hi[f], gm[f] / n[f] }' \
+       END { for (f in n) if (n[f] > 1) {
+               m = s[f] / n[f]; v = (q[f] - n[f] * m * m) / (n[f] - 1)
+               printf "%s over %d %s: cycles ratio %.4f on the mean (standard error %.4f; %.4f to %.4f), I-cache misses %.1f%% fewer as a geometric mean, on the mean\n",
+                 f, n[f], f ~ /^(samples|coldh)/ ? "trainings" : "draws", m, sqrt(v > 0 ? v / n[f] : 0), lo[f], hi[f], gm[f] / n[f] } }' \
     "$tmp/$w.geo"
   unset img
 done
