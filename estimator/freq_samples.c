@@ -353,13 +353,19 @@ static uint32_t fall_context(const cfg_proc *f, size_t b, bool *only)
  * and after falling in), so F mmin / P samples at least, give or take
  * Poisson noise (two deviations, and 3 when none were seen: the 95%
  * bound of a Poisson mean with no events). */
+static double sched_samples(const est_block_sched *bs)
+{
+    double s = 0;
+    for (uint32_t i = 0; i < bs->n; i++)
+        s += bs->samples[i];
+    return s;
+}
+
 static double block_cap(const est_block_sched *bs, double mmin, double period)
 {
     if (mmin <= 0)
         return INFINITY;
-    double s = 0;
-    for (uint32_t i = 0; i < bs->n; i++)
-        s += bs->samples[i];
+    double s = sched_samples(bs);
     return (s + CAP_SIGMAS * sqrt(s) + 3) * period / mmin;
 }
 
@@ -391,6 +397,7 @@ static bool estimate_proc(const cfg_program *prog, const alpha_sched *sch, const
             goto out;
         }
         q->block_cap[b] = block_cap(&ps->blocks[b], mmin, period);
+        q->block_samples[b] = sched_samples(&ps->blocks[b]);
         q->samples += c == &tmp ? tmp.s : 0;
         if (c == &tmp) {
             double fb;
