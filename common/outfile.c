@@ -37,11 +37,28 @@ bool outfile_is(const char *path, const char *in)
     return stat(path, &a) == 0 && stat(in, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-/* The real path of path's directory ("." when it has none), malloc'd, and
- * its last component in *base.  A directory that does not exist yet (an
- * output directory the command will make) resolves through its nearest
- * existing ancestor.  NULL when nothing can be resolved. */
-static char *real_parent(const char *path, const char **base)
+/* dir/name, with "." and ".." (and the "" after a final slash) taken
+ * lexically: dir is already a real path, so no link is skipped.  Takes
+ * dir; NULL when it is NULL or memory runs out. */
+static char *join(char *dir, const char *name)
+{
+    if (!dir || !*name || !strcmp(name, "."))
+        return dir;
+    if (!strcmp(name, "..")) {
+        char *last = strrchr(dir, '/');
+        if (last)
+            last[last == dir] = 0;
+        return dir;
+    }
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *r = malloc(n);
+    if (r)
+        snprintf(r, n, "%s/%s", strcmp(dir, "/") ? dir : "", name);
+    free(dir);
+    return r;
+}
+
+char *outfile_resolve(const char *path)
 {
     const char *slash = strrchr(path, '/');
     char dir[4096];
@@ -51,26 +68,10 @@ static char *real_parent(const char *path, const char **base)
         snprintf(dir, sizeof dir, "/");
     else
         snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    *base = slash ? slash + 1 : path;
     char *real = realpath(dir, NULL);
-    if (real || errno != ENOENT || !slash || slash == path)
-        return real;
-    const char *up;
-    char *parent = real_parent(dir, &up);
-    if (!parent || !strcmp(up, "."))
-        return parent;
-    if (!strcmp(up, "..")) {   /* lexically, as no link below is known */
-        char *last = strrchr(parent, '/');
-        if (last)
-            last[last == parent] = 0;
-        return parent;
-    }
-    size_t n = strlen(parent) + strlen(up) + 2;
-    real = malloc(n);
-    if (real)
-        snprintf(real, n, "%s/%s", strcmp(parent, "/") ? parent : "", up);
-    free(parent);
-    return real;
+    if (!real && errno == ENOENT && slash && slash != path)
+        real = outfile_resolve(dir);    /* a directory not made yet */
+    return join(real, slash ? slash + 1 : path);
 }
 
 bool outfile_same(const char *a, const char *b)
@@ -82,26 +83,20 @@ bool outfile_same(const char *a, const char *b)
     if (ea != eb)
         return false;
     /* Neither exists yet: two outputs of one run, compared by name. */
-    const char *ba, *bb;
-    char *da = real_parent(a, &ba), *db = real_parent(b, &bb);
-    bool same = da && db ? !strcmp(da, db) && !strcmp(ba, bb) : !strcmp(a, b);
-    free(da);
-    free(db);
+    char *ra = outfile_resolve(a), *rb = outfile_resolve(b);
+    bool same = ra && rb ? !strcmp(ra, rb) : !strcmp(a, b);
+    free(ra);
+    free(rb);
     return same;
 }
 
 bool outfile_inside(const char *path, const char *dir)
 {
-    const char *base;
-    char *p = real_parent(path, &base), *d = realpath(dir, NULL);
+    char *p = outfile_resolve(path), *d = realpath(dir, NULL);
     bool in = false;
     if (p && d) {
-        char full[8192];
-        snprintf(full, sizeof full, "%s/%s", strcmp(p, "/") ? p : "", base);
-        size_t n = strlen(d);
-        if (!strcmp(d, "/"))
-            n = 0;   /* everything is below the root */
-        in = !strncmp(full, d, n) && (full[n] == 0 || full[n] == '/');
+        size_t n = strcmp(d, "/") ? strlen(d) : 0;   /* everything is below the root */
+        in = !strncmp(p, d, n) && (p[n] == 0 || p[n] == '/');
     }
     free(p);
     free(d);

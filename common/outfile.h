@@ -54,6 +54,11 @@ typedef struct outfile_arg {
     const char *path;
 } outfile_arg;
 
+/* path with its directory resolved (links, ".", ".."), its last
+ * component kept as it is, since a link there is the output's own file;
+ * a directory not made yet resolves through its nearest existing
+ * ancestor.  malloc'd; NULL when nothing resolves or memory runs out. */
+char *outfile_resolve(const char *path);
 /* Whether a and b name one file: the same inode when both exist (through
  * any link), else the same name in the same directory ("x" and "./x"). */
 bool outfile_same(const char *a, const char *b);

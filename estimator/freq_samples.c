@@ -348,11 +348,7 @@ static uint32_t fall_context(const cfg_proc *f, size_t b, bool *only)
     return len > 16 ? 16 : (uint32_t)len;
 }
 
-/* The most executions block b's samples allow: each execution spends at
- * least mmin cycles at the head (the fewer of its schedules after a jump
- * and after falling in), so F mmin / P samples at least, give or take
- * Poisson noise (two deviations, and 3 when none were seen: the 95%
- * bound of a Poisson mean with no events). */
+/* The cycle samples on block b's instructions. */
 static double sched_samples(const est_block_sched *bs)
 {
     double s = 0;
@@ -361,11 +357,15 @@ static double sched_samples(const est_block_sched *bs)
     return s;
 }
 
-static double block_cap(const est_block_sched *bs, double mmin, double period)
+/* The most executions block b's s samples allow: each execution spends at
+ * least mmin cycles at the head (the fewer of its schedules after a jump
+ * and after falling in), so F mmin / P samples at least, give or take
+ * Poisson noise (two deviations, and 3 when none were seen: the 95%
+ * bound of a Poisson mean with no events). */
+static double block_cap(double s, double mmin, double period)
 {
     if (mmin <= 0)
         return INFINITY;
-    double s = sched_samples(bs);
     return (s + CAP_SIGMAS * sqrt(s) + 3) * period / mmin;
 }
 
@@ -396,8 +396,8 @@ static bool estimate_proc(const cfg_program *prog, const alpha_sched *sch, const
             free(tmp.pts);
             goto out;
         }
-        q->block_cap[b] = block_cap(&ps->blocks[b], mmin, period);
         q->block_samples[b] = sched_samples(&ps->blocks[b]);
+        q->block_cap[b] = block_cap(q->block_samples[b], mmin, period);
         q->samples += c == &tmp ? tmp.s : 0;
         if (c == &tmp) {
             double fb;

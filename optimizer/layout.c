@@ -73,7 +73,6 @@ const opt_jump *opt_jump_at(const opt_options *o, uint64_t pc)
     return NULL;
 }
 
-/* Group b after group a. */
 /* Whether groups ga and gb together fit the I-cache, where no member can
  * conflict with another. */
 static bool group_fits(const pinfo *pi, uint32_t ga, uint32_t gb, uint32_t cache_bytes)
@@ -81,6 +80,7 @@ static bool group_fits(const pinfo *pi, uint32_t ga, uint32_t gb, uint32_t cache
     return pi[ga].gb + pi[gb].gb <= cache_bytes;
 }
 
+/* Group b after group a. */
 static void merge_groups(pinfo *pi, uint32_t ga, uint32_t gb)
 {
     if (ga == gb)

@@ -199,18 +199,6 @@ static bool line_of(parser *p, svc_config *c, char *s)
                         : service_key(p, c, key, value);
 }
 
-/* path with its directory resolved (symbolic links, ".", ".."), or a
- * copy as it is when the directory cannot be resolved. */
-static char *resolved(const char *path)
-{
-    char *dir = svc_dirname(path), *real = dir ? realpath(dir, NULL) : NULL;
-    const char *base = strrchr(path, '/');
-    char *out = real ? svc_join(real, base ? base + 1 : path) : strdup(path);
-    free(dir);
-    free(real);
-    return out;
-}
-
 /* Whether two paths name one place: one file (hard links, a symbolic
  * link to a directory on the way, "./") when both exist, else one name in
  * one directory.  A symbolic link at the last step is its own place: the
@@ -220,8 +208,9 @@ static bool same_place(const char *a, const char *b)
     struct stat x, y;
     if (lstat(a, &x) == 0 && lstat(b, &y) == 0)
         return x.st_dev == y.st_dev && x.st_ino == y.st_ino;
-    char *ra = resolved(a), *rb = resolved(b);
-    bool same = ra && rb && !strcmp(ra, rb);
+    char *ra = outfile_resolve(a), *rb = outfile_resolve(b);
+    /* unresolvable: compared as spelt */
+    bool same = ra && rb ? !strcmp(ra, rb) : !strcmp(a, b);
     free(ra);
     free(rb);
     return same;

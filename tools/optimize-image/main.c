@@ -232,20 +232,13 @@ typedef struct args {
     rw_options ro;
 } args;
 
-/* Whether two paths name one file or directory (the same string when
- * neither can be looked at). */
-static bool same_file(const char *x, const char *y)
-{
-    return outfile_is(x, y) || !strcmp(x, y);
-}
-
 /* A database, epoch or counts file given twice would count its samples
  * twice and tilt the sum toward it: refused, as a mistake. */
 static bool repeated(const char *opt, const char *const *v, size_t n, bool by_file)
 {
     for (size_t i = 1; i < n; i++)
         for (size_t j = 0; j < i; j++)
-            if (by_file ? same_file(v[i], v[j]) : !strcmp(v[i], v[j])) {
+            if (by_file ? outfile_same(v[i], v[j]) : !strcmp(v[i], v[j])) {
                 fprintf(stderr, "optimize-image: %s %s and %s %s are the same: it would count twice\n",
                         opt, v[j], opt, v[i]);
                 return true;
@@ -258,7 +251,9 @@ static bool repeated(const char *opt, const char *const *v, size_t n, bool by_fi
 static bool outputs_apart(const args *a)
 {
     outfile_arg outs[] = { { "-o", a->out }, { "--report", a->report }, { "--write-plan", a->wplan } };
-    outfile_arg ins[1 + 64 + 1 + 256 + 16], dirs[64];
+    outfile_arg ins[2 + sizeof a->exact / sizeof *a->exact + sizeof a->images / sizeof *a->images +
+                    sizeof a->stale / sizeof *a->stale],
+        dirs[sizeof a->src.dbs / sizeof *a->src.dbs];
     size_t nin = 0, nd = 0;
     ins[nin++] = (outfile_arg){ "the image", a->in };
     for (size_t i = 0; i < a->nexact; i++)
