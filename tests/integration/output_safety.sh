@@ -3,8 +3,10 @@
 # --write-plan and cpo export refuse an output that is a device node, FIFO
 # or directory and leave it as it was; a symbolic link at the output is
 # replaced, its target untouched; a failed command leaves an existing
-# output whole and no temporary behind; no output may name a file the
-# command reads, another of its outputs, or a place inside a database.
+# output whole and no temporary behind (axp's --sample-log and
+# --values-log too, which replace a file only when the run ends); no
+# output may name a file the command reads, another of its outputs, or a
+# place inside a database.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -73,6 +75,42 @@ if [ -x "$AXP" ]; then
   fi
   "$AXP" run --stats "$tmp/stats.json" -- "$PROG" > /dev/null 2>&1
   check "axp --stats replaces the file when the run ends" grep -q '"cycles"\|"instructions"' "$tmp/stats.json"
+  # The sample and values logs are opened when sampling starts, before the
+  # program is loaded: a program that is not there fails after that.
+  echo "old samples" > "$tmp/samples"
+  echo "old values" > "$tmp/values"
+  "$AXP" run --pmu cycles,values:5000 --sample-log "$tmp/samples" --values-log "$tmp/values" \
+    -- "$tmp/no-such-program" > /dev/null 2>&1
+  rc=$?
+  check "axp run of a missing program fails after the logs are opened (exit $rc)" [ $rc -eq 127 ]
+  check "... --sample-log keeps the old file" grep -qx "old samples" "$tmp/samples"
+  check "... --values-log keeps the old file" grep -qx "old values" "$tmp/values"
+  check "... and no temporary is left beside them" [ -z "$(ls -A "$tmp" | grep '^\.\(samples\|values\)\.')" ]
+  STDIO=$BUILD/programs/stdio-static
+  if [ -x "$STDIO" ]; then
+    mkfifo "$tmp/stdin"
+    exec 3<> "$tmp/stdin"   # a writer that never writes: the guest waits on its standard input
+    "$AXP" run --pmu cycles:2000 --sample-log "$tmp/samples" -- "$STDIO" < "$tmp/stdin" > /dev/null 2>&1 &
+    pid=$!
+    sleep 1
+    kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+    exec 3>&-
+    check "axp killed mid-run: --sample-log keeps the old file" grep -qx "old samples" "$tmp/samples"
+    rm -f "$tmp/stdin" "$tmp"/.samples.*   # a killed process cannot remove its temporaries
+  fi
+  # whole LOG HEADER N: the log's header line, then N lines, the last one ended
+  whole() { [ "$(head -1 "$1")" = "$2" ] && [ $(($(wc -l < "$1") - 1)) -eq "$3" ] && [ -z "$(tail -c 1 "$1")" ]; }
+  "$AXP" run --pmu cycles:2000,values:5000 --stats "$tmp/logs.json" --sample-log "$tmp/samples" \
+    --values-log "$tmp/values" -- "$PROG" > /dev/null 2>&1
+  rc=$?
+  ns=$(grep -o '"samples": {"cycles": [0-9]*' "$tmp/logs.json" | grep -o '[0-9]*$')
+  nv=$(grep -o '"recorded": [0-9]*' "$tmp/logs.json" | grep -o '[0-9]*$')
+  check "axp --sample-log replaces the file when the run ends (exit $rc): all ${ns:-?} samples" \
+    whole "$tmp/samples" "# cpu pid pc event" "${ns:-0}"
+  check "... --values-log too: all ${nv:-?} records" \
+    whole "$tmp/values" "# run index cpu pid tid pc result ea latency level target taken" "${nv:-0}"
+  check "... and the run did sample" [ "${ns:-0}" -gt 0 -a "${nv:-0}" -gt 0 ]
+  rm -f "$tmp/samples" "$tmp/values" "$tmp/logs.json"
 fi
 # Outputs that would replace what the command reads, or each other.
 # refused STATUS PATTERN FILE CMD...: exits STATUS, says PATTERN, FILE unchanged.

@@ -6,7 +6,6 @@
  * below are never called concurrently and each CPU's driver structures
  * have the one writer the driver requires.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -39,13 +38,13 @@ struct collect {
     drv *d;                     /* the producer's driver */
     drv_policy policy;
     const char *db_dir;
-    FILE *log;
-    const char *log_path;
+    outfile log_of;             /* --sample-log: a temporary until the run ends */
+    FILE *log;                  /* its stream, NULL without one */
     axp_pmu_event ev[MAX_EVENTS];
     size_t nev;
     uint64_t rejected;          /* samples the driver refused as out of range */
-    FILE *vlog;                 /* --values-log */
-    const char *vlog_path;
+    outfile vlog_of;            /* --values-log, the same way */
+    FILE *vlog;
     uint64_t values_rejected;   /* value records the driver refused */
     bool stacks;
     uint64_t stacks_rejected;   /* stacks refused as out of range */
@@ -302,24 +301,25 @@ collect *collect_start(axp_machine *m, const collect_options *o, char *err, size
         free(c);
         return NULL;
     }
+    /* The logs go to temporaries (common/outfile.h) that collect_finish
+     * renames into place once the run has ended; a run stopped before
+     * then leaves an earlier file of either name as it was. */
+    char e[512];
     int rc = (c->p = open_producer(c, o, err, errsz)) ? 0 : -1;
     if (c->p)
         c->d = drv_producer_driver(c->p);
-    if (rc == 0 && o->sample_log && !(c->log = sample_log_open(o->sample_log))) {
-        snprintf(err, errsz, "--sample-log %s: %s", o->sample_log, strerror(errno));
+    if (rc == 0 && o->sample_log && !(c->log = sample_log_open(&c->log_of, o->sample_log, e, sizeof e))) {
+        snprintf(err, errsz, "--sample-log %s", e);
+        rc = -1;
+    }
+    if (rc == 0 && o->values_log && !(c->vlog = values_log_open(&c->vlog_of, o->values_log, e, sizeof e))) {
+        snprintf(err, errsz, "--values-log %s", e);
         rc = -1;
     }
     if (rc) {
         collect_close(c);
         return NULL;
     }
-    c->log_path = o->sample_log;
-    if (o->values_log && !(c->vlog = values_log_open(o->values_log))) {
-        snprintf(err, errsz, "--values-log %s: %s", o->values_log, strerror(errno));
-        collect_close(c);
-        return NULL;
-    }
-    c->vlog_path = o->values_log;
     if (axp_pmu_values(m))
         axp_set_value_hook(m, on_value, c);
     if (c->pm)
@@ -334,19 +334,21 @@ collect *collect_start(axp_machine *m, const collect_options *o, char *err, size
 int collect_finish(collect *c, char *err, size_t errsz)
 {
     int rc = drv_producer_finish(c->p, err, errsz);
+    /* The logs hold every sample and record the machine took, whatever
+     * became of them in the driver: each is renamed into place when
+     * written whole, its temporary removed when not. */
+    char e[512];
     if (c->log) {
-        FILE *f = c->log;
         c->log = NULL;
-        if (sample_log_close(f) && !rc) {
-            snprintf(err, errsz, "--sample-log %s: %s", c->log_path, strerror(errno));
+        if (!outfile_commit(&c->log_of, e, sizeof e) && !rc) {
+            snprintf(err, errsz, "--sample-log %s", e);
             rc = -1;
         }
     }
     if (c->vlog) {
-        FILE *f = c->vlog;
         c->vlog = NULL;
-        if (sample_log_close(f) && !rc) {
-            snprintf(err, errsz, "--values-log %s: %s", c->vlog_path, strerror(errno));
+        if (!outfile_commit(&c->vlog_of, e, sizeof e) && !rc) {
+            snprintf(err, errsz, "--values-log %s", e);
             rc = -1;
         }
     }
@@ -365,10 +367,11 @@ void collect_close(collect *c)
         axp_set_value_hook(c->m, NULL, NULL);
         axp_set_pm_hook(c->m, NULL, NULL);
     }
+    /* logs still open: the run did not end, so neither replaces anything */
     if (c->log)
-        fclose(c->log);
+        outfile_abort(&c->log_of);
     if (c->vlog)
-        fclose(c->vlog);
+        outfile_abort(&c->vlog_of);
     drv_producer_close(c->p);
     for (size_t i = 0; i < c->npaths; i++) {
         free(c->paths[i].host);

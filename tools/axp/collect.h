@@ -48,13 +48,16 @@ typedef struct collect collect;
 collect *collect_start(axp_machine *m, const collect_options *o, char *err, size_t errsz);
 
 /* After axp_run, before axp_write_stats: the private region is flushed and
- * drained to the last entry, and the sample log completed.  0, or -1 with
- * a message (nothing is lost on the way: the counters in --stats still say
- * where every sample is). */
+ * drained to the last entry, and the sample and values logs, written whole,
+ * renamed into place (common/outfile.h).  0, or -1 with a message (nothing
+ * is lost on the way: the counters in --stats still say where every sample
+ * is). */
 int collect_finish(collect *c, char *err, size_t errsz);
 
 /* Detach.  Whatever a cpod or driver region still holds stays there for
- * its consumer (the daemon salvages a gone machine's region). */
+ * its consumer (the daemon salvages a gone machine's region).  Logs that
+ * collect_finish has not renamed into place are removed, leaving any
+ * earlier file of their names as it was. */
 void collect_close(collect *c);
 
 #endif

@@ -1,14 +1,18 @@
 /* tools/axp/sample_log.c: see sample_log.h. */
-#include <errno.h>
 #include <inttypes.h>
 
 #include "tools/axp/sample_log.h"
 
-FILE *sample_log_open(const char *path)
+FILE *sample_log_open(outfile *o, const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
+    if (!outfile_open(o, path, 0666, err, errlen))
         return NULL;
+    FILE *f = outfile_stream(o);
+    if (!f) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        outfile_abort(o);
+        return NULL;
+    }
     fprintf(f, "# cpu pid pc event\n");
     return f;
 }
@@ -22,15 +26,4 @@ void sample_log_put(FILE *f, int cpu, int pid, uint64_t pc, unsigned event, cons
             fprintf(f, " 0x%" PRIx64, st->pc[i]);
     }
     fputc('\n', f);
-}
-
-int sample_log_close(FILE *f)
-{
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        if (bad && !errno)
-            errno = EIO;
-        return -1;
-    }
-    return 0;
 }

@@ -15,13 +15,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/outfile.h"
 #include "machine/machine.h"
 
-/* NULL with errno set when path cannot be written. */
-FILE *sample_log_open(const char *path);
+/* Starts the log in a temporary next to path (common/outfile.h): the
+ * stream to write it with, or NULL with "PATH: why" in err.  An earlier
+ * file at path stays as it was until outfile_commit(o) renames the whole
+ * log into place (it says whether every write reached the file);
+ * outfile_abort(o) removes the temporary instead. */
+FILE *sample_log_open(outfile *o, const char *path, char *err, size_t errlen);
 /* st: the sample's stack, NULL without --stacks. */
 void sample_log_put(FILE *f, int cpu, int pid, uint64_t pc, unsigned event, const axp_stack *st);
-/* 0, or -1 with errno set when anything could not be written. */
-int sample_log_close(FILE *f);
 
 #endif

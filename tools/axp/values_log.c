@@ -3,11 +3,16 @@
 
 #include "tools/axp/values_log.h"
 
-FILE *values_log_open(const char *path)
+FILE *values_log_open(outfile *o, const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
+    if (!outfile_open(o, path, 0666, err, errlen))
         return NULL;
+    FILE *f = outfile_stream(o);
+    if (!f) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        outfile_abort(o);
+        return NULL;
+    }
     fprintf(f, "# run index cpu pid tid pc result ea latency level target taken\n");
     return f;
 }

@@ -14,12 +14,13 @@
 
 #include <stdio.h>
 
+#include "common/outfile.h"
 #include "machine/machine.h"
 
-/* NULL with errno set when path cannot be written. */
-FILE *values_log_open(const char *path);
+/* Starts the log in a temporary next to path, as sample_log_open does
+ * (sample_log.h): the stream, or NULL with "PATH: why" in err; committed
+ * with outfile_commit(o), given up with outfile_abort(o). */
+FILE *values_log_open(outfile *o, const char *path, char *err, size_t errlen);
 void values_log_put(void *f, const axp_value *v);   /* an axp_value_hook */
-/* Closed with sample_log_close (sample_log.h), which says whether every
- * write reached the file. */
 
 #endif
