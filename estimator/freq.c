@@ -26,10 +26,8 @@ est_freq *est_freq_new(const cfg_program *cfg)
         q->block_cap = malloc((p->nblocks + 1) * sizeof *q->block_cap);
         q->block_upper = calloc(p->nblocks + 1, 1);
         q->edge_upper = calloc(p->nedges + 1, 1);
-        q->block_samples = calloc(p->nblocks + 1, sizeof *q->block_samples);
         if (!q->block || !q->block_conf || !q->edge || !q->edge_conf || !q->block_from ||
-            !q->edge_from || !q->block_cap || !q->block_upper || !q->edge_upper ||
-            !q->block_samples) {
+            !q->edge_from || !q->block_cap || !q->block_upper || !q->edge_upper) {
             est_freq_free(f);
             return NULL;
         }
@@ -48,7 +46,6 @@ void est_freq_add(est_freq *to, const est_freq *f)
         for (size_t k = 0; k < p->nblocks; k++) {
             a->block[k] += b->block[k];
             a->block_conf[k] = b->block_conf[k];
-            a->block_samples[k] += b->block_samples[k];
         }
         for (size_t k = 0; k < p->nedges; k++) {
             a->edge[k] += b->edge[k];
@@ -72,7 +69,6 @@ void est_freq_free(est_freq *f)
         free(f->procs[i].block_cap);
         free(f->procs[i].block_upper);
         free(f->procs[i].edge_upper);
-        free(f->procs[i].block_samples);
     }
     free(f->procs);
     free(f);

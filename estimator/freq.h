@@ -42,9 +42,6 @@ typedef struct est_proc_freq {
                             own samples allow (each execution spends at
                             least its M cycles at the head), with room for
                             sampling noise; INFINITY when nothing bounds it */
-    double  *block_samples; /* [proc->nblocks] the block's own cycle samples
-                            (0 from exact counts): a block with any ran,
-                            whatever count the flow settles on */
     double   samples;    /* cycle samples in the procedure (0 for exact) */
 } est_proc_freq;
 

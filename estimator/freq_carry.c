@@ -123,7 +123,6 @@ static void carry_proc(const carry *c, const cfg_proc *f, est_proc_freq *q)
         const est_proc_freq *nq = &c->from->procs[nb->proc];
         q->block[b] = nq->block[nb->block];
         q->block_conf[b] = nq->block_conf[nb->block];
-        q->block_samples[b] = nq->block_samples[nb->block];
         q->block_from[b] = EST_FROM_SAMPLES;
     }
     const nblock *entry = f->nblocks ? holding(c, new_of(c, f->blocks[0].start)) : NULL;

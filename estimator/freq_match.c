@@ -90,7 +90,6 @@ static void match_proc(const est_freq *old, const cfg_proc *of, const est_proc_f
             continue;
         q->block[b] = oq->block[to[b]];
         q->block_conf[b] = oq->block_conf[to[b]];
-        q->block_samples[b] = oq->block_samples[to[b]];
         q->block_from[b] = EST_FROM_SAMPLES;
         st->matched += oq->block[to[b]] * (double)(of->blocks[to[b]].end - of->blocks[to[b]].start) / 4;
     }

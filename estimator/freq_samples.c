@@ -396,8 +396,7 @@ static bool estimate_proc(const cfg_program *prog, const alpha_sched *sch, const
             free(tmp.pts);
             goto out;
         }
-        q->block_samples[b] = sched_samples(&ps->blocks[b]);
-        q->block_cap[b] = block_cap(q->block_samples[b], mmin, period);
+        q->block_cap[b] = block_cap(sched_samples(&ps->blocks[b]), mmin, period);
         q->samples += c == &tmp ? tmp.s : 0;
         if (c == &tmp) {
             double fb;

@@ -36,13 +36,13 @@ static int by_weight(const void *a, const void *b)
  * code too rare to be sampled.  Keeping such blocks in the hot part, in
  * case, spread every sampled procedure's hot code over more lines and cost
  * more on held-out inputs than the branches to the cold area that an input
- * running them pays (docs/notes/optimizer-samples.md).  A block with
- * samples of its own ran, whatever count the flow gave it: the flow can
- * settle a sampled block on 0, an interpreter's handler that ran hundreds
- * of thousands of times for one (docs/notes/optimizer-sampling-gap.md). */
+ * running them pays (docs/notes/optimizer-samples.md).  Keeping the blocks
+ * with samples of their own that the flow set to 0 hot as well cost
+ * speedtest1 2.4 points over three trainings
+ * (docs/notes/estimator-flow-costs.md). */
 static bool sure_cold(const est_proc_freq *fp, uint32_t b)
 {
-    return fp->block[b] <= 0 && !(fp->block_samples && fp->block_samples[b] > 0);
+    return fp->block[b] <= 0;
 }
 
 static double chain_heat(const est_proc_freq *fp, const uint32_t *next, uint32_t h)

@@ -170,12 +170,6 @@ Test(optimizer, unsampled_code_is_cold_and_no_split_keeps_it_hot)
     cr_assert_eq(L.split, PLAN_NOSPLIT);
     layout_free(&L);
     f.bf[4] = 0;
-    double samples[NB] = { [4] = 3 };   /* sampled, though the flow said 0 */
-    f.fp.block_samples = samples;
-    cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
-    cr_assert_eq(L.split, PLAN_NOSPLIT, "a block with samples ran: never sure cold");
-    layout_free(&L);
-    f.fp.block_samples = NULL;
     o.no_split = true;
     f.bc[4] = EST_CONF_EXACT;
     cr_assert(opt_chain_proc(&f.p, &f.fp, &o, &L));
