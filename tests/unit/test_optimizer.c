@@ -534,3 +534,56 @@ Test(optimizer, lukewarm_callees_join_only_groups_that_fit_the_cache)
     cr_assert(big[0] == 0 && big[1] == 2 && big[2] == 1, "outgrown: %u %u %u", big[0], big[1],
               big[2]);
 }
+
+/* The dispatch of unsampled_handlers_of_a_hot_dispatch_stay_hot as a second
+ * procedure, run n times, beside a hot one of 4,000,000 instructions: the
+ * handlers no sample hit stay hot while the procedure holds at least
+ * OPT_GROUP_SHARE of the instructions, and go cold below it. */
+static double kept_beside(double n)
+{
+    fixture f[2];
+    init(&f[0], 1);
+    f[0].p.start = 0x10000;
+    f[0].b[0].start = 0x10000, f[0].b[0].end = 0x10010;
+    f[0].p.end = 0x10010;
+    f[0].bf[0] = 1000000;
+    edge(&f[0], 0, CFG_EXIT, CFG_EDGE_RETURN, 1000000);
+    finish(&f[0]);
+    init(&f[1], 5);
+    f[1].p.start = 0x20000;
+    for (size_t i = 0; i < 5; i++) {
+        f[1].b[i].start = 0x20000 + 16 * i;
+        f[1].b[i].end = f[1].b[i].start + 16;
+    }
+    f[1].p.end = f[1].b[4].end;
+    f[1].b[0].flags |= CFG_BF_TABLE;
+    f[1].bf[0] = n, f[1].bf[1] = n;
+    edge(&f[1], 0, 1, CFG_EDGE_TABLE, n);
+    edge(&f[1], 0, 2, CFG_EDGE_TABLE, 0);
+    edge(&f[1], 1, 0, CFG_EDGE_TAKEN, n);
+    edge(&f[1], 2, 3, CFG_EDGE_FALL, 0);
+    edge(&f[1], 3, 0, CFG_EDGE_TAKEN, 0);
+    edge(&f[1], 3, 4, CFG_EDGE_FALL, 0);
+    finish(&f[1]);
+    for (uint32_t b = 2; b < 5; b++)
+        f[1].bc[b] = EST_CONF_LOW;
+    cfg_proc procs[2] = { f[0].p, f[1].p };
+    est_proc_freq fps[2] = { f[0].fp, f[1].fp };
+    cfg_program prog = { .nprocs = 2, .procs = procs };
+    est_freq ef = { .cfg = &prog, .procs = fps };
+    opt_options o = { 0 };
+    plan pl;
+    opt_result res;
+    char err[128];
+    cr_assert(opt_plan(&prog, &ef, &o, &pl, &res, err, sizeof err), "%s", err);
+    double kept = res.kept_bytes;
+    plan_free(&pl);
+    opt_result_free(&res);
+    return kept;
+}
+
+Test(optimizer, a_rarely_run_dispatch_keeps_no_unsampled_handlers)
+{
+    cr_assert_eq(kept_beside(100000), 48, "8/48 of the instructions: its handlers stay hot");
+    cr_assert_eq(kept_beside(100), 0, "2/10,000 of them: lukewarm, its handlers go cold");
+}
