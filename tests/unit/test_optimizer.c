@@ -494,6 +494,21 @@ static void proc_at(fixture *f, uint32_t k, double n, bool caller, bool big)
     finish(f);
 }
 
+/* opt_plan, default options, on the n procedures of f[] as one program. */
+static void plan_of(const fixture *f, size_t n, plan *pl, opt_result *res)
+{
+    cfg_proc procs[3];
+    est_proc_freq fps[3];
+    cr_assert_leq(n, 3);
+    for (size_t k = 0; k < n; k++)
+        procs[k] = f[k].p, fps[k] = f[k].fp;
+    cfg_program prog = { .nprocs = n, .procs = procs };
+    est_freq ef = { .cfg = &prog, .procs = fps };
+    opt_options o = { 0 };
+    char err[128];
+    cr_assert(opt_plan(&prog, &ef, &o, pl, res, err, sizeof err), "%s", err);
+}
+
 /* The order opt_plan gives A (the hottest, calling B), B (1.5/10,000 of
  * the instructions: hot, but lukewarm) and D (as lukewarm, denser than B,
  * called by nobody), as indices 0, 1, 2. */
@@ -505,15 +520,9 @@ static void group_order(bool big, uint32_t order[3])
     proc_at(&f[2], 2, 400, false, false);
     cfg_call call = { .site = f[0].b[1].start + 12, .target = f[1].p.start, .block = 1 };
     f[0].p.calls = &call, f[0].p.ncalls = 1;
-    cfg_proc procs[3] = { f[0].p, f[1].p, f[2].p };
-    est_proc_freq fps[3] = { f[0].fp, f[1].fp, f[2].fp };
-    cfg_program prog = { .nprocs = 3, .procs = procs };
-    est_freq ef = { .cfg = &prog, .procs = fps };
-    opt_options o = { 0 };
     plan pl;
     opt_result res;
-    char err[128];
-    cr_assert(opt_plan(&prog, &ef, &o, &pl, &res, err, sizeof err), "%s", err);
+    plan_of(f, 3, &pl, &res);
     cr_assert_eq(pl.nprocs, 3);
     for (size_t k = 0; k < 3; k++)
         order[k] = (uint32_t)(pl.procs[k].addr / 0x10000 - 1);
@@ -567,15 +576,9 @@ static double kept_beside(double n)
     finish(&f[1]);
     for (uint32_t b = 2; b < 5; b++)
         f[1].bc[b] = EST_CONF_LOW;
-    cfg_proc procs[2] = { f[0].p, f[1].p };
-    est_proc_freq fps[2] = { f[0].fp, f[1].fp };
-    cfg_program prog = { .nprocs = 2, .procs = procs };
-    est_freq ef = { .cfg = &prog, .procs = fps };
-    opt_options o = { 0 };
     plan pl;
     opt_result res;
-    char err[128];
-    cr_assert(opt_plan(&prog, &ef, &o, &pl, &res, err, sizeof err), "%s", err);
+    plan_of(f, 2, &pl, &res);
     double kept = res.kept_bytes;
     plan_free(&pl);
     opt_result_free(&res);
