@@ -185,6 +185,18 @@ FILE *outfile_stream(outfile *o)
     return o->fp;
 }
 
+FILE *outfile_open_stream(outfile *o, const char *path, mode_t mode, char *err, size_t errlen)
+{
+    if (!outfile_open(o, path, mode, err, errlen))
+        return NULL;
+    FILE *f = outfile_stream(o);
+    if (!f) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        outfile_abort(o);
+    }
+    return f;
+}
+
 void outfile_abort(outfile *o)
 {
     if (o->fp)

@@ -31,6 +31,9 @@ typedef struct outfile {
 bool outfile_open(outfile *o, const char *path, mode_t mode, char *err, size_t errlen);
 /* A stdio stream on the temporary (owned by o); NULL when out of memory. */
 FILE *outfile_stream(outfile *o);
+/* outfile_open and outfile_stream in one: the stream, or NULL with "PATH:
+ * what is wrong" in err and nothing left behind. */
+FILE *outfile_open_stream(outfile *o, const char *path, mode_t mode, char *err, size_t errlen);
 /* Flushes, syncs and renames the temporary over the output; on any failure
  * removes the temporary, leaves the output as it was, and says why. */
 bool outfile_commit(outfile *o, char *err, size_t errlen);

@@ -524,12 +524,9 @@ static bool chain_all(planner *P)
     const cfg_program *prog = P->prog;
     uint32_t maxhot = 0;
     bool ok = true;
-    double *maxb = malloc((prog->nprocs + 1) * sizeof *maxb);
-    if (!maxb)
-        return false;
     for (size_t i = 0; i < prog->nprocs; i++) {
-        P->pi[i].insns = proc_insns(&prog->procs[i], &P->f->procs[i], &maxb[i]);
-        P->res->insns += P->pi[i].insns;
+        double maxb;
+        P->res->insns += proc_insns(&prog->procs[i], &P->f->procs[i], &maxb);
     }
     /* A procedure under OPT_GROUP_SHARE keeps no unsampled handlers hot
      * (opt_chain_proc, as with --cold-handlers): the cases of a switch
@@ -542,6 +539,8 @@ static bool chain_all(planner *P)
     for (size_t i = 0; ok && i < prog->nprocs; i++) {
         const cfg_proc *p = &prog->procs[i];
         const est_proc_freq *fp = &P->f->procs[i];
+        double maxb;
+        P->pi[i].insns = proc_insns(p, fp, &maxb);
         if (P->pi[i].insns <= 0 || !p->nblocks) {
             if (p->nblocks && !(p->flags & (CFG_PF_MISSING | CFG_PF_BADCODE)) && p->end > p->start)
                 P->fl[P->nfl++] = (filler){ (uint32_t)i, (uint32_t)(p->end - p->start) };
@@ -556,7 +555,7 @@ static bool chain_all(planner *P)
             P->res->kept_procs++;
         }
         if (ok && !P->o->no_align)
-            opt_align_proc(p, fp, P->ev5, &P->L[i], maxb[i]);
+            opt_align_proc(p, fp, P->ev5, &P->L[i], maxb);
         uint32_t cold;
         P->pi[i].hot_bytes = ok ? hot_bytes(p, &P->L[i], &cold) : 0;
         if (P->pi[i].hot_bytes > maxhot)
@@ -565,7 +564,6 @@ static bool chain_all(planner *P)
             if (fp->block[b] > 0)
                 ok = add_lines(&P->before, p->blocks[b].start, p->blocks[b].end, P->line, fp->block[b]);
     }
-    free(maxb);
     P->nheat = maxhot / P->line + 64;
     return ok && (P->heat = calloc(P->nheat, sizeof *P->heat)) != NULL;
 }

@@ -40,7 +40,9 @@ typedef struct opt_options {
                                    too, where the estimate is HIGH or EXACT */
     bool cold_handlers;         /* the unsampled targets of a hot jump table
                                    go to the cold area like any block never
-                                   seen to run (by default they stay hot) */
+                                   seen to run (by default they stay hot,
+                                   in procedures of at least 1/1,000 of
+                                   the instructions) */
     bool no_colour;             /* no cache-line colouring */
     bool gaps;                  /* gaps that move a hot procedure off the
                                    sets of its callers' and callees' hot lines */

@@ -249,12 +249,8 @@ static bool report_file(const rpt *r, const char *dir, const char *name, bool ht
 {
     char *path = svc_join(dir, name), err[512];
     outfile o;
-    FILE *f = NULL;
-    bool ok = path && outfile_open(&o, path, 0644, err, sizeof err);
-    if (ok && !(f = outfile_stream(&o))) {
-        outfile_abort(&o);
-        ok = false;
-    }
+    FILE *f = path ? outfile_open_stream(&o, path, 0644, err, sizeof err) : NULL;
+    bool ok = f != NULL;
     if (f) {
         if (html)
             rpt_html(r, f, 30);

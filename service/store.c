@@ -171,17 +171,12 @@ bool svc_state_save(svc_prog *g, char *err, size_t errlen)
 {
     char *path = svc_join(g->dir, "state");
     outfile o;
-    FILE *f;
-    if (!path || !outfile_open(&o, path, 0644, err, errlen)) {
-        free(path);
-        return false;
-    }
-    free(path);
-    if (!(f = outfile_stream(&o))) {
-        outfile_abort(&o);
+    FILE *f = path ? outfile_open_stream(&o, path, 0644, err, errlen) : NULL;
+    if (!path)
         snprintf(err, errlen, "out of memory");
+    free(path);
+    if (!f)
         return false;
-    }
     const svc_state *st = &g->st;
     fprintf(f, "%s\nbuild %s\nbase %u\ndeployed %u\nprevious %u\ntarget %u\nnext %u\nphase %s\n",
             STATE_MAGIC, st->build[0] ? st->build : "-", st->base, st->deployed, st->previous,

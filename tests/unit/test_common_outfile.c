@@ -179,3 +179,19 @@ Test(outfile, apart_names_both_sides)
     cr_assert_not(outfile_apart(in_db, 1, NULL, 0, dirs, 1, err, sizeof err));
     cr_assert(strstr(err, "inside the database"), "%s", err);
 }
+
+Test(outfile, open_stream_says_why_and_leaves_nothing)
+{
+    char path[160], err[256];
+    snprintf(path, sizeof path, "%s/no/such/dir/out", scratch_dir);
+    outfile o;
+    cr_assert_null(outfile_open_stream(&o, path, 0644, err, sizeof err));
+    cr_assert(strstr(err, path), "the message names the path: %s", err);
+    cr_assert_eq(entries(), 0);
+    snprintf(path, sizeof path, "%s/out", scratch_dir);
+    FILE *f = outfile_open_stream(&o, path, 0644, err, sizeof err);
+    cr_assert(f, "%s", err);
+    fputs("whole", f);
+    cr_assert(outfile_commit(&o, err, sizeof err), "%s", err);
+    cr_assert_str_eq(slurp(path), "whole");
+}

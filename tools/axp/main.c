@@ -457,10 +457,8 @@ static bool results_open(const run_opts *o, results *r)
     for (int k = 0; k < R_COUNT; k++) {
         if (!path[k])
             continue;
-        if (!outfile_open(&r->of[k], path[k], 0666, err, sizeof err) || !outfile_stream(&r->of[k])) {
+        if (!outfile_open_stream(&r->of[k], path[k], 0666, err, sizeof err)) {
             fprintf(stderr, "axp: %s %s\n", result_opt[k], err);
-            if (r->of[k].tmp)
-                outfile_abort(&r->of[k]);
             results_close(r);
             return false;
         }

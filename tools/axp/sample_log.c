@@ -5,15 +5,9 @@
 
 FILE *sample_log_open(outfile *o, const char *path, char *err, size_t errlen)
 {
-    if (!outfile_open(o, path, 0666, err, errlen))
-        return NULL;
-    FILE *f = outfile_stream(o);
-    if (!f) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        outfile_abort(o);
-        return NULL;
-    }
-    fprintf(f, "# cpu pid pc event\n");
+    FILE *f = outfile_open_stream(o, path, 0666, err, errlen);
+    if (f)
+        fprintf(f, "# cpu pid pc event\n");
     return f;
 }
 

@@ -23,14 +23,9 @@ static bool write_one(const rpt *r, const char *dir, const char *name, bool html
     char path[4096], err[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     outfile o;
-    FILE *f;
-    if (!outfile_open(&o, path, 0644, err, sizeof err)) {
+    FILE *f = outfile_open_stream(&o, path, 0644, err, sizeof err);
+    if (!f) {
         fprintf(stderr, "cpo report: %s\n", err);
-        return false;
-    }
-    if (!(f = outfile_stream(&o))) {
-        outfile_abort(&o);
-        fprintf(stderr, "cpo report: out of memory\n");
         return false;
     }
     if (html)

@@ -196,13 +196,8 @@ static bool optimize(const image *img, const cfg_program *prog, const est_select
     bool ok = opt_plan(prog, prof.freq, &o, pl, &res, err, errlen);
     if (ok && report) {
         outfile of;
-        FILE *rf = NULL;
-        ok = outfile_open(&of, report, 0666, err, errlen);
-        if (ok && !(rf = outfile_stream(&of))) {
-            outfile_abort(&of);
-            snprintf(err, errlen, "%s: cannot write the report", report);
-            ok = false;
-        }
+        FILE *rf = outfile_open_stream(&of, report, 0666, err, errlen);
+        ok = rf != NULL;
         if (rf) {
             opt_report(rf, prog, &res);
             ok = outfile_commit(&of, err, errlen);
